@@ -1,0 +1,3 @@
+from paperproof.cli import main
+
+raise SystemExit(main())

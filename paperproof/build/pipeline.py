@@ -1,0 +1,199 @@
+"""The build: one function that reads as the list of stages.
+
+archive -> links -> repositories -> entries -> fixtures -> runs -> verdicts -> pages -> publish.
+Each stage is a function of records in and records out, testable alone. The site is written to a
+staging directory and swapped in only when complete, so a failed build leaves the old site served.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from paperproof.build import contracts, verdict
+from paperproof.build.progress import BuildSummary, bar
+from paperproof.build.samples import make_sample
+from paperproof.build.site import SiteWriter
+from paperproof.build.twin import repo_kind, safe_key
+from paperproof.build.urls import SiteUrls
+from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
+from paperproof.catalogue.archive_rows import CodeLinkRow
+from paperproof.catalogue.extract import extract_repo
+from paperproof.catalogue.repo_record import RepoRecord
+from paperproof.catalogue.repos import LocalRepos, record_without_source
+from paperproof.catalogue.repo_url import RepoKey
+from paperproof.catalogue.sample import Sample
+from paperproof.catalogue.select import DEFAULT_PER_REPO, Selected, paper_terms, select
+from paperproof.fixtures.synth import synthesize
+from paperproof.runner.executor import Executor, ResultCache, RunRequest
+
+
+@dataclass
+class BuildConfig:
+    archive: str | None = None
+    repos: Path | None = None
+    out: Path = Path("site")
+    base_url: str = ""
+    workers: int | None = None
+    cache: Path | None = Path(".paperproof-cache")
+    per_repo: int = DEFAULT_PER_REPO
+
+
+@dataclass
+class RepoWork:
+    """What one repository contributes: its record, the entries chosen and the papers linking it."""
+
+    record: RepoRecord
+    selected: list[Selected] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+    papers: list[tuple[str, str]] = field(default_factory=list)  # (slug, repo kind)
+
+
+def build(config: BuildConfig) -> BuildSummary:
+    summary = BuildSummary(out=str(config.out))
+    archive = open_archive(config.archive)
+    links = read_links(archive)
+    repos = resolve_repositories(links, repository_source(config))
+    terms = collect_paper_terms(archive, links, repos)
+    select_entries(repos, terms, config.per_repo, summary)
+    run_and_judge(repos, config, summary)
+    with SiteWriter(config.out, SiteUrls(config.base_url), read_at(archive)) as site:
+        summary.papers = site.write_papers(archive, links, repos)
+        site.write_repositories(repos)
+        site.write_indexes()
+    summary.rejects = archive.rejects + site.rejects
+    summary.repositories = len(repos)
+    summary.repositories_with_source = sum(1 for w in repos.values() if w.record.has_source)
+    summary.samples.update(s.status for w in repos.values() for s in w.samples)
+    return summary
+
+
+# --- stages ---------------------------------------------------------------------------------
+
+
+def read_links(archive: Archive) -> dict[str, list[CodeLinkRow]]:
+    """Code links grouped by paper slug, one per (paper, repository)."""
+    grouped: dict[str, list[CodeLinkRow]] = defaultdict(list)
+    seen: set[tuple[str, str]] = set()
+    for link, _ in bar(archive.links(), "links", unit="link"):
+        key = safe_key(link.repo_url)
+        pair = (link.paper_slug, key.key if key else link.repo_url)
+        if pair in seen:
+            continue
+        seen.add(pair)
+        grouped[link.paper_slug].append(link)
+    return dict(grouped)
+
+
+class NoSources:
+    """Used when a build is given an archive but no repositories: every link says so."""
+
+    def record_for(self, key: RepoKey) -> RepoRecord:
+        return record_without_source(key, "no source: the build was given no --repos")
+
+
+def repository_source(config: BuildConfig) -> LocalRepos | NoSources:
+    if config.repos is not None:
+        return LocalRepos(config.repos, unpack_dir=(config.cache or config.out.parent / ".paperproof-cache") / "unpacked")
+    if config.archive is None:
+        return LocalRepos(bundled_root() / "repos", specimen=True,
+                          missing_note="not bundled: the snapshot carries no source for this repository")
+    return NoSources()
+
+
+def resolve_repositories(links: dict[str, list[CodeLinkRow]], source: LocalRepos | NoSources) -> dict[str, RepoWork]:
+    """A record for every repository any link points at, keyed by normalised URL."""
+    keys: dict[str, RepoKey] = {}
+    for paper_links in links.values():
+        for link in paper_links:
+            key = safe_key(link.repo_url)
+            if key is not None:
+                keys.setdefault(key.key, key)
+    repos: dict[str, RepoWork] = {}
+    for k in bar(sorted(keys), "repositories", unit="repo"):
+        repos[k] = RepoWork(source.record_for(keys[k]))
+    for slug, paper_links in links.items():
+        for link in paper_links:
+            key = safe_key(link.repo_url)
+            if key is not None and key.key in repos:
+                repos[key.key].papers.append((slug, repo_kind(link)))
+    return repos
+
+
+def collect_paper_terms(archive: Archive, links: dict[str, list[CodeLinkRow]],
+                        repos: dict[str, RepoWork]) -> dict[str, set[str]]:
+    """Per repository with source, the vocabulary of the papers linking it (abstracts and tasks)."""
+    wanted = {slug for w in repos.values() if w.record.has_source for slug, _ in w.papers}
+    by_paper: dict[str, set[str]] = {}
+    if wanted:
+        for paper, _ in archive.papers():
+            if paper.slug in wanted:
+                by_paper[paper.slug] = paper_terms(paper.abstract, paper.tasks)
+    return {k: set().union(*(by_paper.get(s, set()) for s, _ in w.papers)) for k, w in repos.items() if w.record.has_source}
+
+
+def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_repo: int, summary: BuildSummary) -> None:
+    """Extract every entry of each repository with `ast`, then keep the most relevant."""
+    for key, work in bar(sorted(repos.items()), "extract", unit="repo"):
+        record = work.record
+        if not record.has_source:
+            continue
+        root = Path(record.snapshot)
+        report = extract_repo(root, record.repo)
+        summary.skipped_files.extend((record.repo, path, reason) for path, reason in report.skipped)
+        readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
+        work.selected = select(report.entries, terms.get(key, set()), readme, per_repo)
+
+
+def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: BuildSummary) -> None:
+    """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did."""
+    jobs = []
+    for key in sorted(repos):
+        work = repos[key]
+        for chosen in work.selected:
+            fixtures = synthesize(chosen.entry)
+            jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry)))
+    runnable = [RunRequest(c.entry, f, work.record.snapshot) for work, c, f, _ in jobs if f.cases]
+    cache = ResultCache(config.cache / "runs" if config.cache else None)
+    results = {}
+    if runnable:
+        with Executor(config.workers, cache) as executor:
+            for request, result in zip(runnable, bar(executor.run(runnable), "run", total=len(runnable), unit="sample")):
+                results[request.entry.code_sha256, request.entry.path, request.entry.repo] = result
+            summary.executed = executor.executed
+            summary.cached = cache.hits
+    for work, chosen, fixtures, contract in jobs:
+        result = results.get((chosen.entry.code_sha256, chosen.entry.path, chosen.entry.repo))
+        judged = verdict.judge(fixtures, result, contract)
+        papers = sorted({slug for slug, _ in work.papers})
+        work.samples.append(make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result,
+                                        contract, judged, papers))
+
+
+def read_at(archive: Archive) -> str:
+    """The inputs' date: SOURCE_DATE_EPOCH when set, else the archive snapshot's date. Never the clock."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        return datetime.fromtimestamp(int(epoch), tz=timezone.utc).isoformat()
+    dates = sorted(p.source.snapshot for p in archive.parts if p.source.snapshot[:4].isdigit())
+    day = dates[-1] if dates else "1970-01-01"
+    return f"{day}T00:00:00+00:00"
+
+
+def publish(staging: Path, out: Path) -> None:
+    """Swap a complete staging tree in for the published one; the old tree is removed only after."""
+    previous = out.with_name(f".{out.name}.previous")
+    if previous.exists():
+        shutil.rmtree(previous)
+    if out.exists():
+        out.rename(previous)
+    staging.rename(out)
+    if previous.exists():
+        shutil.rmtree(previous)
+
+
+__all__ = ["BuildConfig", "build", "publish", "Reject"]

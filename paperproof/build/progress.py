@@ -1,0 +1,56 @@
+"""Progress for long stages (a bar per stage on stderr when it is a terminal) and the closing summary."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from tqdm import tqdm
+
+from paperproof.catalogue.archive import Reject
+
+T = TypeVar("T")
+
+
+def bar(items: Iterable[T], stage: str, total: int | None = None, unit: str = "it") -> Iterator[T]:
+    """Iterate with a labelled bar; silent when stderr is not a terminal (CI logs stay readable)."""
+    yield from tqdm(items, desc=f"{stage:<14}", total=total, unit=unit, file=sys.stderr, disable=None,
+                    dynamic_ncols=True, leave=True)
+
+
+@dataclass
+class BuildSummary:
+    papers: int = 0
+    repositories: int = 0
+    repositories_with_source: int = 0
+    samples: Counter = field(default_factory=Counter)
+    executed: int = 0
+    cached: int = 0
+    rejects: list[Reject] = field(default_factory=list)
+    skipped_files: list[tuple[str, str, str]] = field(default_factory=list)
+    out: str = ""
+
+    def lines(self) -> list[str]:
+        total = sum(self.samples.values())
+        out = [
+            f"built {self.out}: {self.papers} papers, {self.repositories} repositories "
+            f"({self.repositories_with_source} with source), {total} samples",
+            "samples by status: " + (", ".join(f"{k} {v}" for k, v in sorted(self.samples.items())) or "none"),
+            f"runs: {self.executed} executed, {self.cached} from the cache",
+        ]
+        if self.rejects:
+            reasons = Counter(r.reason.split(":")[0] for r in self.rejects)
+            out.append(f"rows rejected: {len(self.rejects)} (" + ", ".join(f"{n}× {r}" for r, n in reasons.most_common(5)) + ")")
+            for reject in self.rejects[:10]:
+                where = f"{reject.file} #{reject.position}" if reject.position >= 0 else reject.file
+                out.append(f"  {where} {reject.record or ''}: {reject.reason}")
+            if len(self.rejects) > 10:
+                out.append(f"  … and {len(self.rejects) - 10} more")
+        else:
+            out.append("rows rejected: 0")
+        for repo, path, reason in self.skipped_files[:10]:
+            out.append(f"  skipped {repo}/{path}: {reason}")
+        return out

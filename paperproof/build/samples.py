@@ -1,0 +1,100 @@
+"""Turning an entry, its fixtures, its run and its verdict into the `Sample` record pages show."""
+
+from __future__ import annotations
+
+import hashlib
+
+from paperproof.build.verdict import Verdict
+from paperproof.catalogue import licence
+from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.fixture_case import FixtureSet
+from paperproof.catalogue.repo_record import RepoRecord
+from paperproof.catalogue.run_result import RunResult
+from paperproof.catalogue.sample import CaseSummary, Contract, Sample
+
+
+def sample_id(entry: Entry) -> str:
+    """Stable across builds; distinct for identical code in two forks."""
+    key = "\0".join((entry.repo, entry.path, entry.qualname, entry.code_sha256))
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def signature(entry: Entry) -> str:
+    parts = []
+    for p in entry.params:
+        text = {"var_positional": "*", "var_keyword": "**"}.get(p.kind, "") + p.name
+        if p.annotation:
+            text += f": {p.annotation}"
+        if p.default is not None:
+            text += f" = {p.default}" if p.annotation else f"={p.default}"
+        parts.append(text)
+    head = "class " if entry.kind == "class" else "def "
+    tail = f" -> {entry.returns}" if entry.returns else ""
+    return f"{head}{entry.name}({', '.join(parts)}){tail}"
+
+
+def case_summaries(fixtures: FixtureSet, result: RunResult | None, verdict: Verdict) -> list[CaseSummary]:
+    outcomes = {c.case_id: c for c in result.cases} if result else {}
+    summaries = []
+    for case in fixtures.cases:
+        outcome = outcomes.get(case.case_id)
+        exception = None
+        if outcome and outcome.exception:
+            exc = outcome.exception
+            exception = exc.blocked or f"{exc.type}: {exc.message}" + (f" (line {exc.line})" if exc.line else "")
+        summaries.append(CaseSummary(
+            case_id=case.case_id,
+            kind=case.kind,
+            args={a.name: a.spec.describe() for a in case.args},
+            outcome=outcome.outcome if outcome else "not_run",
+            output=outcome.value.describe() if outcome and outcome.value else None,
+            exception=exception,
+            failed_clause=verdict.case_failures.get(case.case_id),
+        ))
+    return summaries
+
+
+def reproduce_command(record: RepoRecord, entry: Entry) -> str:
+    where = record.url if not record.specimen else f"{record.url} (bundled with paperproof)"
+    checkout = "CHECKOUT" if record.commit is None else f"CHECKOUT@{record.commit[:12]}"
+    return f"paperproof verify {checkout} --entry {entry.path}::{entry.qualname} --json   # CHECKOUT: {where}"
+
+
+def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: FixtureSet,
+                result: RunResult | None, contract: Contract, verdict: Verdict, papers: list[str]) -> Sample:
+    spdx = record.licence or licence.NO_LICENCE
+    shown = licence.inline_ok(spdx)
+    return Sample(
+        sample_id=sample_id(entry),
+        entry=entry.name,
+        qualname=entry.qualname,
+        kind=entry.kind,
+        repo=record.repo,
+        repo_url=record.url,
+        path=entry.path,
+        lineno=entry.lineno,
+        end_lineno=entry.end_lineno,
+        file_url=record.file_url(entry.path) + f"#L{entry.lineno}-L{entry.end_lineno}",
+        link_basis=link_basis,
+        status=verdict.status,
+        reason=verdict.reason,
+        verification_level=verdict.verification_level,
+        contract_check=verdict.contract_check,
+        metamorphic_tier=verdict.metamorphic_tier,
+        behaviour_fingerprint=verdict.fingerprint is not None,
+        fingerprint=verdict.fingerprint,
+        licence=spdx,
+        inline_ok=shown,
+        code_sha256=entry.code_sha256,
+        signature=signature(entry),
+        docstring=entry.docstring if shown else None,
+        source=entry.source if shown else None,
+        contract=contract,
+        failed_clause=verdict.failed_clause,
+        cases=case_summaries(fixtures, result, verdict),
+        closure_names=entry.closure_names,
+        isolation=result.isolation if result else None,
+        device=result.device if result else None,
+        reproduce=reproduce_command(record, entry),
+        papers=papers,
+    )

@@ -1,0 +1,169 @@
+"""The status rules, in one place: from what a run did to `status`, `contract_check`, tier and reason.
+
+In order:
+1. No fixture could be made, the entry could not be defined, or no case reached a result (cut
+   short, blocked by the sandbox, unserialisable): `unverified`, and the reason says which.
+2. Every case that finished raised: `ran_fixture` when each raise is the kind code gives when its
+   input has the wrong structure (the input boundary: TypeError, ValueError, KeyError, IndexError,
+   AttributeError, AssertionError), else `ran_violates`; `contract_check` is `RAISES`.
+3. An output broke a clause the code declares, or the definition of the metric it was recognised
+   as: `ran_violates` / `VIOLATES`.
+4. An output broke a clause we drafted from prose: `ran_draft_wrong` / `OUTPUT_MISDECLARED`.
+5. Otherwise `ran`, with `PASSES` when there was a contract and null when nothing was declared.
+Type clauses are checked on every case; shape, range and metric clauses on the typical cases,
+since edge cases (one epoch, two classes) may legitimately differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+
+from paperproof.build.contracts import check
+from paperproof.catalogue.fixture_case import FixtureSet
+from paperproof.catalogue.run_result import CaseOutcome, RunResult
+from paperproof.catalogue.sample import Clause, Contract
+
+INPUT_BOUNDARY = frozenset({
+    "TypeError", "ValueError", "KeyError", "IndexError", "AttributeError", "AssertionError", "LookupError",
+})
+DECLARED = frozenset({"annotation", "metric"})
+
+
+@dataclass
+class Verdict:
+    status: str
+    reason: str
+    contract_check: str | None = None
+    metamorphic_tier: str | None = None
+    failed_clause: str | None = None
+    case_failures: dict[str, str] = field(default_factory=dict)
+    fingerprint: str | None = None
+
+    @property
+    def verification_level(self) -> int:
+        return 1 if self.status.startswith("ran") else 0
+
+
+def _exception_text(outcome: CaseOutcome) -> str:
+    exc = outcome.exception
+    return f"{exc.type}: {exc.message}" if exc else outcome.outcome
+
+
+def fingerprint(result: RunResult) -> str | None:
+    """A hash of every case's quantised output (or exception type), when every case finished."""
+    parts = []
+    for case in result.cases:
+        if case.outcome == "returned" and case.value is not None:
+            parts.append(f"{case.case_id}={case.value.digest}")
+        elif case.outcome == "raised" and case.exception is not None:
+            parts.append(f"{case.case_id}!{case.exception.type}")
+        else:
+            return None
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16] if parts else None
+
+
+def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
+          metric_departure: str | None = None) -> Verdict:
+    """Apply the rules above. `metric_departure` is set when the metric core found the output
+    departs from the paper's definition (see `paperproof.build.fidelity`)."""
+    if fixtures.missing:
+        missing = "; ".join(m.reason for m in fixtures.missing)
+        return Verdict("unverified", f"no fixture: {missing}")
+    if result is None:
+        return Verdict("unverified", "not run")
+    if result.end == "load_failed" and result.load_error is not None:
+        return Verdict("unverified", _load_reason(result))
+    finished = [c for c in result.cases if c.outcome in ("returned", "raised")]
+    cut_short = f"; the run then ended: {result.reason}" if result.end != "completed" and result.reason else ""
+    if not finished:
+        return Verdict("unverified", _nothing_finished(result))
+    missing_modules = {c.exception.missing_module for c in finished if c.exception and c.exception.missing_module}
+    returned = [c for c in finished if c.outcome == "returned" and c.value is not None]
+    if not returned:
+        if missing_modules:
+            return Verdict("unverified", f"needs module {', '.join(sorted(missing_modules))}, which the runner does not have "
+                           "(nothing is installed at run time)")
+        kinds = Counter(c.exception.type.rsplit(".", 1)[-1] for c in finished if c.exception)
+        at_boundary = all(kind in INPUT_BOUNDARY for kind in kinds)
+        first = finished[0]
+        text = f"raised on every case ({', '.join(f'{k} ×{n}' for k, n in kinds.items())}); first: {_exception_text(first)}"
+        if at_boundary:
+            return Verdict("ran_fixture", f"{text} — at its input boundary, so charged to our fixture{cut_short}",
+                           contract_check="RAISES", fingerprint=fingerprint(result))
+        return Verdict("ran_violates", f"{text} — past its input boundary, on input it accepted{cut_short}",
+                       contract_check="RAISES", fingerprint=fingerprint(result))
+    dims = {c.case_id: c.dims for c in fixtures.cases}
+    kinds_of = {c.case_id: c.kind for c in fixtures.cases}
+    failures: dict[str, Clause] = {}
+    for outcome in returned:
+        for clause in contract.clauses:
+            if clause.kind != "type" and kinds_of.get(outcome.case_id) != "typical":
+                continue
+            if not check(clause, outcome.value, dims.get(outcome.case_id, {})):
+                failures.setdefault(outcome.case_id, clause)
+                break
+    tier = _tier(result, returned, failures, fixtures)
+    raised_note = ""
+    raised = [c for c in finished if c.outcome == "raised"]
+    if raised:
+        raised_note = f"; raised on {', '.join(c.case_id for c in raised)} ({_exception_text(raised[0])})"
+    summary = f"returned on {len(returned)} of {len(result.cases)} cases{raised_note}{cut_short}"
+    case_failures = {cid: clause.text for cid, clause in failures.items()}
+    declared = [(cid, c) for cid, c in failures.items() if c.origin in DECLARED]
+    drafted = [(cid, c) for cid, c in failures.items() if c.origin not in DECLARED]
+    fp = fingerprint(result)
+    if metric_departure:
+        return Verdict("ran_violates", f"{summary}; departs from the paper's definition: {metric_departure}",
+                       "VIOLATES", tier, f"the paper's definition: {metric_departure}", case_failures, fp)
+    if declared:
+        cid, clause = declared[0]
+        got = next(c.value.describe() for c in returned if c.case_id == cid)
+        return Verdict("ran_violates", f"{summary}; on case {cid} it broke its own promise: {clause.text}, got {got}",
+                       "VIOLATES", tier, clause.text, case_failures, fp)
+    if drafted:
+        cid, clause = drafted[0]
+        got = next(c.value.describe() for c in returned if c.case_id == cid)
+        return Verdict("ran_draft_wrong", f"{summary}; our draft said it {clause.text}, but on case {cid} it returned {got}",
+                       "OUTPUT_MISDECLARED", tier, clause.text, case_failures, fp)
+    check_word = "PASSES" if contract.clauses else None
+    held = f"; its contract holds ({'; '.join(c.text for c in contract.clauses)})" if contract.clauses else "; nothing declared to check"
+    return Verdict("ran", summary + held, check_word, tier, None, {}, fp)
+
+
+def _tier(result: RunResult, returned: list[CaseOutcome], failures: dict[str, Clause], fixtures: FixtureSet) -> str | None:
+    typical = [c.case_id for c in fixtures.cases if c.kind == "typical"]
+    got = {c.case_id: c for c in returned}
+    if not all(cid in got for cid in typical):
+        return None
+    if any(cid in failures and failures[cid].kind == "type" for cid in typical):
+        return None
+    kinds = {got[cid].value.type for cid in typical}
+    if len(kinds) != 1:
+        return None
+    if any(got[cid].repeat_equal is True for cid in typical) and not any(got[cid].repeat_equal is False for cid in typical):
+        return "deterministic"
+    return "well_formed"
+
+
+def _load_reason(result: RunResult) -> str:
+    exc = result.load_error
+    assert exc is not None
+    if exc.missing_module:
+        return (f"could not be defined: module {exc.missing_module} is not installed in the runner "
+                "(nothing is installed at run time)")
+    if exc.blocked:
+        return f"could not be defined: {exc.blocked} (line {exc.line})" if exc.line else f"could not be defined: {exc.blocked}"
+    where = f" (line {exc.line})" if exc.line else ""
+    return f"could not be defined: {exc.type}: {exc.message}{where}"
+
+
+def _nothing_finished(result: RunResult) -> str:
+    blocked = [c for c in result.cases if c.outcome == "blocked" and c.exception]
+    if blocked:
+        return f"blocked by the sandbox on every case: {blocked[0].exception.blocked}"
+    unserialisable = [c for c in result.cases if c.outcome == "unserialisable" and c.exception]
+    if unserialisable:
+        return f"returned values we cannot record: {unserialisable[0].exception.message}"
+    return f"no case finished: {result.reason or result.end}"

@@ -1,0 +1,62 @@
+"""A callable found in a repository by reading its source with `ast` (never by importing it)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EntryKind = Literal["function", "method", "class"]
+ParamKind = Literal["positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"]
+
+
+class Param(BaseModel):
+    """One parameter as written: annotation and default are source text, never evaluated."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: ParamKind = "positional_or_keyword"
+    annotation: str | None = None
+    default: str | None = None
+    doc: str | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is None and self.kind not in ("var_positional", "var_keyword")
+
+
+class Entry(BaseModel):
+    """An extracted function, method or class.
+
+    `code_sha256` covers exactly `source`, the segment of the file from the first decorator to
+    the last line. `closure` is a module that defines this entry together with the module-level
+    imports, constants and helpers it needs, so it can run without executing the rest of its
+    module; `closure_names` lists what was taken besides the entry itself.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    repo: str
+    path: str
+    module: str
+    name: str
+    qualname: str
+    kind: EntryKind
+    lineno: int
+    end_lineno: int
+    source: str
+    code_sha256: str
+    params: list[Param] = Field(default_factory=list)
+    returns: str | None = None
+    docstring: str | None = None
+    returns_doc: str | None = None
+    decorators: list[str] = Field(default_factory=list)
+    closure: str
+    closure_names: list[str] = Field(default_factory=list)
+    closure_imports: list[str] = Field(default_factory=list)
+    methods: list[str] = Field(default_factory=list)
+
+    @property
+    def code_sha256_prefix(self) -> str:
+        return self.code_sha256[:16]

@@ -1,0 +1,298 @@
+"""Extracting entries from a repository with `ast`: nothing from a repository is imported here.
+
+Each entry carries a closure: the module-level imports, constants and helpers its code refers to
+(transitively), in source order, so the sandbox can define it without executing the rest of a
+module that does not import (a framework we lack at the top, a script body, a broken helper).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paperproof.catalogue.entry import Entry, Param, ParamKind
+
+MAX_FILE_BYTES = 512 * 1024
+SKIP_DIRS = frozenset({
+    ".git", "__pycache__", "node_modules", "venv", ".venv", "env", "site-packages", "build", "dist",
+    "tests", "test", "testing", "docs", "doc", "examples", ".github", ".tox", ".eggs",
+})
+SKIP_FILES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py"})
+
+
+@dataclass
+class ExtractReport:
+    """What extraction found in one repository, including files it could not read."""
+
+    entries: list[Entry] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+
+def python_files(root: Path) -> Iterator[Path]:
+    """The repository's Python sources in a stable order, skipping tests, docs and vendored trees."""
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts[:-1]):
+            continue
+        if rel.name in SKIP_FILES or rel.name.startswith("test_") or rel.name.endswith("_test.py"):
+            continue
+        if path.is_symlink() or not path.is_file():
+            continue
+        yield path
+
+
+def module_name(rel: Path) -> str:
+    parts = list(rel.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) or rel.stem
+
+
+def extract_repo(root: Path, repo: str) -> ExtractReport:
+    report = ExtractReport()
+    for path in python_files(root):
+        rel = path.relative_to(root).as_posix()
+        if path.stat().st_size > MAX_FILE_BYTES:
+            report.skipped.append((rel, f"larger than {MAX_FILE_BYTES} bytes"))
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            report.entries.extend(extract_module(text, repo=repo, path=rel))
+        except SyntaxError as exc:
+            report.skipped.append((rel, f"does not parse: {exc.msg} (line {exc.lineno})"))
+    return report
+
+
+def extract_module(text: str, *, repo: str, path: str) -> list[Entry]:
+    tree = ast.parse(text, filename=path)
+    lines = text.splitlines(keepends=True)
+    bindings = _module_bindings(tree)
+    module = module_name(Path(path))
+    entries: list[Entry] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            entries.append(_entry(node, "function", lines, tree, bindings, repo=repo, path=path, module=module))
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            entries.append(_entry(node, "class", lines, tree, bindings, repo=repo, path=path, module=module))
+    return entries
+
+
+def _segment(node: ast.AST, lines: list[str]) -> tuple[int, int, str]:
+    decorators = getattr(node, "decorator_list", [])
+    start = min([node.lineno, *(d.lineno for d in decorators)])
+    end = node.end_lineno or node.lineno
+    return start, end, "".join(lines[start - 1:end])
+
+
+def _entry(node: ast.FunctionDef | ast.ClassDef, kind: str, lines: list[str], tree: ast.Module,
+           bindings: dict[str, list[int]], *, repo: str, path: str, module: str) -> Entry:
+    start, end, source = _segment(node, lines)
+    names, imports, closure = _closure(node, tree, lines, bindings)
+    if isinstance(node, ast.ClassDef):
+        init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        params = _params(init.args, drop_first=True) if init else []
+        returns = None
+        methods = [
+            n.name for n in node.body
+            if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
+            and not any(_decorator_name(d) in ("property", "staticmethod", "classmethod") for d in n.decorator_list)
+        ]
+    else:
+        params = _params(node.args, drop_first=False)
+        returns = ast.unparse(node.returns) if node.returns else None
+        methods = []
+    docstring = ast.get_docstring(node)
+    params = _attach_param_docs(params, docstring)
+    return Entry(
+        repo=repo, path=path, module=module, name=node.name, qualname=node.name, kind=kind,
+        lineno=start, end_lineno=end, source=source,
+        code_sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        params=params, returns=returns, docstring=docstring, returns_doc=returns_section(docstring),
+        decorators=[ast.unparse(d) for d in node.decorator_list],
+        closure=closure, closure_names=names, closure_imports=imports, methods=methods,
+    )
+
+
+def _decorator_name(node: ast.expr) -> str:
+    target = node.func if isinstance(node, ast.Call) else node
+    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+
+
+_KINDS: dict[str, ParamKind] = {
+    "posonlyargs": "positional_only", "args": "positional_or_keyword", "kwonlyargs": "keyword_only",
+}
+
+
+def _params(args: ast.arguments, drop_first: bool) -> list[Param]:
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    out: list[Param] = []
+    for index, arg in enumerate(positional):
+        kind: ParamKind = "positional_only" if index < len(args.posonlyargs) else "positional_or_keyword"
+        out.append(_param(arg, kind, defaults[index]))
+    if args.vararg:
+        out.append(_param(args.vararg, "var_positional", None))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(_param(arg, "keyword_only", default))
+    if args.kwarg:
+        out.append(_param(args.kwarg, "var_keyword", None))
+    if drop_first and out and out[0].kind in ("positional_only", "positional_or_keyword"):
+        out = out[1:]
+    return out
+
+
+def _param(arg: ast.arg, kind: ParamKind, default: ast.expr | None) -> Param:
+    return Param(
+        name=arg.arg, kind=kind,
+        annotation=ast.unparse(arg.annotation) if arg.annotation else None,
+        default=ast.unparse(default) if default is not None else None,
+    )
+
+
+# --- closures -------------------------------------------------------------------------------
+
+
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    """Module-level names a top-level statement binds."""
+    names: set[str] = set()
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names.add(stmt.name)
+    elif isinstance(stmt, ast.Import):
+        names.update((a.asname or a.name.split(".")[0]) for a in stmt.names)
+    elif isinstance(stmt, ast.ImportFrom):
+        names.update((a.asname or a.name) for a in stmt.names)
+    elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    elif isinstance(stmt, (ast.Try, ast.If, ast.With)) and not _is_main_guard(stmt):
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.stmt):
+                names |= _bound_names(child)
+        for handler in getattr(stmt, "handlers", []):
+            for child in handler.body:
+                names |= _bound_names(child)
+    return names
+
+
+def _is_main_guard(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test)
+
+
+def _module_bindings(tree: ast.Module) -> dict[str, list[int]]:
+    """Name -> indexes of the top-level statements that bind it."""
+    bindings: dict[str, list[int]] = {}
+    for index, stmt in enumerate(tree.body):
+        for name in _bound_names(stmt):
+            bindings.setdefault(name, []).append(index)
+    return bindings
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    """Names a statement reads (over-approximated: local names that shadow globals are harmless)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _closure(node: ast.stmt, tree: ast.Module, lines: list[str],
+             bindings: dict[str, list[int]]) -> tuple[list[str], list[str], str]:
+    own = tree.body.index(node)
+    wanted: set[int] = set()
+    star = {i for i, s in enumerate(tree.body) if isinstance(s, ast.ImportFrom) and any(a.name == "*" for a in s.names)}
+    pending = [node, *(tree.body[i] for i in star)]
+    wanted |= star
+    seen_names: set[str] = set()
+    while pending:
+        stmt = pending.pop()
+        for name in _free_names(stmt) - seen_names:
+            seen_names.add(name)
+            for index in bindings.get(name, []):
+                if index != own and index not in wanted:
+                    wanted.add(index)
+                    pending.append(tree.body[index])
+    taken = sorted(wanted)
+    names = sorted({n for i in taken for n in _bound_names(tree.body[i])} - {node.name})
+    imports = sorted({
+        _imported_module(stmt, alias)
+        for i in taken if isinstance(stmt := tree.body[i], (ast.Import, ast.ImportFrom)) for alias in stmt.names
+    })
+    keep = [False] * len(lines)
+    for index in [*taken, own]:
+        start, end, _ = _segment(tree.body[index], lines)
+        keep[start - 1:end] = [True] * (end - start + 1)
+    # Lines not taken are blanked rather than removed, so tracebacks keep the file's line numbers.
+    closure = "".join(line if kept else "\n" for line, kept in zip(lines, keep)).rstrip("\n") + "\n"
+    return names, imports, closure
+
+
+def _imported_module(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> str:
+    if isinstance(stmt, ast.Import):
+        return alias.name.split(".")[0]
+    if stmt.level:
+        return "." * stmt.level + (stmt.module or "")
+    return (stmt.module or "").split(".")[0]
+
+
+# --- docstrings -----------------------------------------------------------------------------
+
+_RETURNS_HEAD = re.compile(r"^\s*(Returns?|Yields?)\s*:?\s*$", re.IGNORECASE)
+_RST_RTYPE = re.compile(r":rtype:\s*(.+)")
+_RST_RETURNS = re.compile(r":returns?:\s*(.+)")
+
+
+def returns_section(docstring: str | None) -> str | None:
+    """The text of a docstring's Returns section (Google, NumPy or reST style), or None."""
+    if not docstring:
+        return None
+    rtype = _RST_RTYPE.search(docstring)
+    if rtype:
+        return rtype.group(1).strip()
+    doc_lines = docstring.splitlines()
+    for index, line in enumerate(doc_lines):
+        if _RETURNS_HEAD.match(line):
+            body: list[str] = []
+            for follow in doc_lines[index + 1:]:
+                if re.match(r"^\s*-{3,}\s*$", follow):
+                    continue
+                if not follow.strip():
+                    if body:
+                        break
+                    continue
+                if re.match(r"^\s*[A-Z][A-Za-z ]+:\s*$", follow) or re.match(r"^[A-Z][A-Za-z ]+$", follow.strip()) and body and not follow.startswith((" ", "\t")):
+                    break
+                body.append(follow.strip())
+            return " ".join(body) or None
+    returns = _RST_RETURNS.search(docstring)
+    return returns.group(1).strip() if returns else None
+
+
+_ARGS_HEAD = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:?\s*$", re.IGNORECASE)
+
+
+def _attach_param_docs(params: list[Param], docstring: str | None) -> list[Param]:
+    """Copy each parameter's line from an Args/Parameters section (or `:param x:`) onto the Param."""
+    if not docstring:
+        return params
+    docs: dict[str, str] = {}
+    for match in re.finditer(r":param\s+(?:[\w\[\], .]+\s+)?(\w+):\s*(.+)", docstring):
+        docs[match.group(1)] = match.group(2).strip()
+    doc_lines = docstring.splitlines()
+    for index, line in enumerate(doc_lines):
+        if not _ARGS_HEAD.match(line):
+            continue
+        current: str | None = None
+        for follow in doc_lines[index + 1:]:
+            if re.match(r"^\s*-{3,}\s*$", follow):
+                continue
+            if _RETURNS_HEAD.match(follow) or (follow.strip() and not follow[:1].isspace() and current and ":" not in follow):
+                break
+            head = re.match(r"^\s*\*{0,2}(\w+)\s*(\(([^)]*)\))?\s*:\s*(.*)$", follow)
+            if head and any(p.name == head.group(1) for p in params):
+                current = head.group(1)
+                docs[current] = " ".join(filter(None, [head.group(3), head.group(4)])).strip()
+            elif current and follow.strip():
+                docs[current] = (docs[current] + " " + follow.strip()).strip()
+    return [p.model_copy(update={"doc": docs[p.name]}) if p.name in docs else p for p in params]

@@ -1,0 +1,77 @@
+"""Fixture cases: recipes for the arguments an entry is called with.
+
+A case holds recipes (`ValueSpec`), not values, so that it is JSON, hashable into cache keys,
+shown on pages as written, and materialised identically (seeded) inside the sandbox child.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CaseKind = Literal["typical", "edge"]
+
+
+class ValueSpec(BaseModel):
+    """A recipe for one value: a kind from the fixture library and its parameters.
+
+    `dims` names refer to the case's dimensions (E epochs, N samples, C classes, ...), so that
+    logits `[E, N, C]` and labels `[N]` of one case agree.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    def describe(self) -> str:
+        inner = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"{self.kind}({inner})" if inner else self.kind
+
+
+class FixtureArg(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    spec: ValueSpec
+    positional: bool = False
+
+
+class FixtureCase(BaseModel):
+    """One call of an entry: arguments by recipe, the dimensions they share, and its seed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case_id: str
+    kind: CaseKind = "typical"
+    seed: int
+    dims: dict[str, int] = Field(default_factory=dict)
+    args: list[FixtureArg] = Field(default_factory=list)
+    init_args: list[FixtureArg] = Field(default_factory=list)
+    note: str | None = None
+
+
+class Unsynthesizable(BaseModel):
+    """A required parameter we could not make a value for, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    param: str
+    reason: str
+
+
+class FixtureSet(BaseModel):
+    """All cases for one entry, or the reason there are none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: str
+    cases: list[FixtureCase] = Field(default_factory=list)
+    missing: list[Unsynthesizable] = Field(default_factory=list)
+
+    def digest(self) -> str:
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(payload.encode()).hexdigest()

@@ -1,0 +1,87 @@
+"""Licences: finding a repository's licence file, naming it by SPDX id, and the display policy.
+
+The policy is the one place that decides whether a sample's code may be shown inline on a page
+(`inline_ok`) or only pointed at; everything unknown, absent or unidentified is pointer-only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+NO_LICENCE = "NONE"
+UNIDENTIFIED = "NOASSERTION"
+
+LICENCE_FILE_NAMES = (
+    "LICENSE", "LICENSE.md", "LICENSE.txt", "LICENSE.rst", "LICENCE", "LICENCE.md", "LICENCE.txt",
+    "COPYING", "COPYING.md", "COPYING.txt", "UNLICENSE", "LICENSE-MIT", "LICENSE-APACHE",
+)
+
+# Identifiers whose terms let us redistribute the code verbatim with its notice, as a page does.
+INLINE_OK: frozenset[str] = frozenset({
+    "MIT", "MIT-0", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "BSD-3-Clause-Clear", "ISC", "0BSD",
+    "Unlicense", "CC0-1.0", "CC-BY-4.0", "CC-BY-SA-4.0", "MPL-2.0", "Zlib", "BSL-1.0", "PSF-2.0",
+    "GPL-2.0", "GPL-2.0-only", "GPL-2.0-or-later", "GPL-3.0", "GPL-3.0-only", "GPL-3.0-or-later",
+    "LGPL-2.1", "LGPL-2.1-only", "LGPL-2.1-or-later", "LGPL-3.0", "LGPL-3.0-only", "LGPL-3.0-or-later",
+    "AGPL-3.0", "AGPL-3.0-only", "AGPL-3.0-or-later", "EPL-2.0", "WTFPL",
+})
+
+_SPDX_LINE = re.compile(r"SPDX-License-Identifier:\s*([A-Za-z0-9.+-]+)")
+
+# Ordered: the first matching fingerprint wins, so more specific texts come first.
+_FINGERPRINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("AGPL-3.0", ("gnu affero general public license", "version 3")),
+    ("LGPL-3.0", ("gnu lesser general public license", "version 3")),
+    ("LGPL-2.1", ("gnu lesser general public license", "version 2.1")),
+    ("GPL-3.0", ("gnu general public license", "version 3")),
+    ("GPL-2.0", ("gnu general public license", "version 2")),
+    ("Apache-2.0", ("apache license", "version 2.0")),
+    ("MPL-2.0", ("mozilla public license", "2.0")),
+    ("CC-BY-NC-SA-4.0", ("attribution-noncommercial-sharealike 4.0",)),
+    ("CC-BY-NC-4.0", ("attribution-noncommercial 4.0",)),
+    ("CC-BY-SA-4.0", ("attribution-sharealike 4.0",)),
+    ("CC-BY-4.0", ("creative commons attribution 4.0",)),
+    ("CC0-1.0", ("cc0 1.0 universal",)),
+    ("Unlicense", ("this is free and unencumbered software released into the public domain",)),
+    ("BSD-3-Clause", ("redistribution and use in source and binary forms", "neither the name")),
+    ("BSD-2-Clause", ("redistribution and use in source and binary forms",)),
+    ("ISC", ("permission to use, copy, modify, and/or distribute this software for any purpose",)),
+    ("MIT", ("permission is hereby granted, free of charge", "without restriction")),
+)
+
+
+def find_licence_file(root: Path) -> Path | None:
+    """The repository's top-level licence file, if any (exact names first, then `LICENSE*`)."""
+    for name in LICENCE_FILE_NAMES:
+        candidate = root / name
+        if candidate.is_file():
+            return candidate
+    for candidate in sorted(root.iterdir()) if root.is_dir() else ():
+        if candidate.is_file() and candidate.name.upper().startswith(("LICENSE", "LICENCE", "COPYING")):
+            return candidate
+    return None
+
+
+def identify(text: str) -> str:
+    """The SPDX id of a licence text, or `NOASSERTION` when it matches none we know."""
+    declared = _SPDX_LINE.search(text)
+    if declared:
+        return declared.group(1)
+    flat = " ".join(text.lower().split())
+    for spdx, phrases in _FINGERPRINTS:
+        if all(phrase in flat for phrase in phrases):
+            return spdx
+    return UNIDENTIFIED
+
+
+def detect(root: Path) -> tuple[str, str | None]:
+    """(SPDX id or NONE/NOASSERTION, licence file name) for a checkout."""
+    found = find_licence_file(root)
+    if found is None:
+        return NO_LICENCE, None
+    return identify(found.read_text(encoding="utf-8", errors="replace")), found.name
+
+
+def inline_ok(licence: str | None) -> bool:
+    """Whether code under this licence may be shown inline; unknown and absent licences may not."""
+    return licence in INLINE_OK

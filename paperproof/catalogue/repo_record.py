@@ -1,0 +1,69 @@
+"""What we know about one repository a code link points at.
+
+A record is written for every link, including links we have no source for, so that "we did not
+look", "we looked and nothing answered" and "it answered: nothing there" stay distinct.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import MISSING, BaseModel, ConfigDict
+
+ReachStatus = Literal["ok", "moved", "not_found", "unavailable", "private", "rate_limited", "error"]
+
+REACH_VOCABULARY: dict[str, str] = {
+    "ok": "The host answered and served the repository",
+    "moved": "The repository was renamed or transferred; the record follows it to its new name",
+    "not_found": "The host answered that the repository does not exist",
+    "unavailable": "The host answered that the repository exists but is blocked (for example HTTP 451)",
+    "private": "The host answered that the repository is private",
+    "rate_limited": "The host asked us to slow down before it answered; nothing is known yet",
+    "error": "The host did not answer usefully (timeouts, server errors); nothing is known yet",
+}
+
+SourceKind = Literal["checkout", "tarball", "harvest", "none"]
+
+
+class Reach(BaseModel):
+    """Whether the repository's URL answered when we asked. `spdx` is absent when no licence file was found."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: ReachStatus
+    spdx: str | MISSING = MISSING
+
+
+class RepoRecord(BaseModel):
+    """One repository, with where its source came from and what licence covers it.
+
+    `licence` is an SPDX id, `NONE` when the repository has no licence file, `NOASSERTION` when it
+    has one we cannot identify, and None when nobody asked (no source).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    repo: str
+    host: str
+    source: SourceKind
+    reach: Reach | None = None
+    licence: str | None = None
+    licence_file: str | None = None
+    commit: str | None = None
+    default_branch: str | None = None
+    snapshot: str | None = None
+    readme: str | None = None
+    note: str | None = None
+    specimen: bool = False
+
+    @property
+    def has_source(self) -> bool:
+        return self.snapshot is not None
+
+    def file_url(self, path: str) -> str:
+        """A link to `path` at the pinned commit when we know it, else at HEAD."""
+        ref = self.commit or "HEAD"
+        if self.host == "github.com":
+            return f"{self.url}/blob/{ref}/{path}"
+        return f"{self.url}/{path}"

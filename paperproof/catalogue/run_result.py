@@ -1,0 +1,126 @@
+"""What one sandboxed run of an entry did, as the parent records it.
+
+The child reports in plain JSON; the parent validates it into these models and never unpickles
+anything that came out of the sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CaseOutcomeKind = Literal[
+    "returned",  # the call returned a value, encoded below
+    "raised",  # the call raised an exception
+    "blocked",  # the call tried something the sandbox forbids (network, writing outside its directory)
+    "unserialisable",  # it returned something we could not encode
+    "not_reached",  # the run ended (timeout, crash, exit) before this case
+]
+
+RunEnd = Literal[
+    "completed",  # every case reported
+    "load_failed",  # the entry could not be defined (missing module, syntax, default argument)
+    "timeout",  # wall-clock limit; the whole process tree was killed
+    "killed",  # ended by a signal (resource limit, segfault, killed itself)
+    "exited",  # called exit before reporting
+    "output_limit",  # its report or its output exceeded the caps
+    "protocol_error",  # its report was not valid
+]
+
+
+class EncodedValue(BaseModel):
+    """A returned value as the child summarised it: type, shape, range, and small data in full."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    dtype: str | None = None
+    shape: list[int] | None = None
+    length: int | None = None
+    finite: bool | None = None
+    min: float | None = None
+    max: float | None = None
+    data: list | None = None
+    items: list[EncodedValue] | None = None
+    keys: list[str] | None = None
+    values: dict[str, EncodedValue] | None = None
+    repr: str | None = None
+    digest: str
+    truncated: bool = False
+
+    def describe(self) -> str:
+        """A short human summary for pages: `ndarray float64 [16] in [0.02, 0.97]`."""
+        parts = [self.type]
+        if self.dtype:
+            parts.append(self.dtype)
+        if self.shape is not None:
+            parts.append("[" + ", ".join(str(d) for d in self.shape) + "]")
+        elif self.length is not None:
+            parts.append(f"len {self.length}")
+        if self.min is not None and self.max is not None:
+            parts.append(f"in [{self.min:.4g}, {self.max:.4g}]")
+        if self.finite is False:
+            parts.append("non-finite")
+        if self.keys is not None and self.type in ("dict", "DataFrame", "namespace"):
+            shown = ", ".join(self.keys[:6]) + (", …" if len(self.keys) > 6 else "")
+            parts.append("{" + shown + "}")
+        if self.repr is not None and self.type in ("str", "int", "float", "bool", "NoneType", "object"):
+            parts.append(self.repr if len(self.repr) <= 40 else self.repr[:39] + "…")
+        return " ".join(parts)
+
+
+class ExceptionInfo(BaseModel):
+    """An exception raised by the entry. `where` says whether it came from binding our arguments,
+    the entry's own frame, or code it called; `missing_module` is set for imports we lack."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    message: str
+    where: Literal["binding", "entry", "callee", "load"] = "entry"
+    missing_module: str | None = None
+    blocked: str | None = None
+    line: int | None = None
+
+
+class CaseOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    case_id: str
+    outcome: CaseOutcomeKind
+    value: EncodedValue | None = None
+    exception: ExceptionInfo | None = None
+    repeat_equal: bool | None = None
+
+
+class Isolation(BaseModel):
+    """Which isolation layers held for this run; `fallbacks` states each one that did not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    network: Literal["namespace", "none"] = "none"
+    pid: Literal["namespace", "process_group"] = "process_group"
+    filesystem: Literal["read_only", "private_tmp", "none"] = "none"
+    user: Literal["unprivileged", "same"] = "same"
+    fallbacks: list[str] = Field(default_factory=list)
+
+
+class RunResult(BaseModel):
+    """Everything one run produced. `end` says how the run ended; `cases` what each call did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code_sha256: str
+    fixture_digest: str
+    runner_version: str
+    end: RunEnd
+    reason: str | None = None
+    load_error: ExceptionInfo | None = None
+    cases: list[CaseOutcome] = Field(default_factory=list)
+    device: str = "cpu"
+    isolation: Isolation = Field(default_factory=Isolation)
+    exit_code: int | None = None
+    signal: int | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""

@@ -1,0 +1,126 @@
+"""A sample: one extracted entry, what happened when it ran, and the verdict.
+
+The vocabularies below are the single definition of every status word the site uses; the twin
+carries them (`status_vocabulary`) and the pages print them. The rules that pick a status are in
+`paperproof.build.verdict`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from paperproof.catalogue.run_result import Isolation
+
+Status = Literal["ran", "ran_violates", "ran_fixture", "ran_draft_wrong", "unverified"]
+ContractCheck = Literal["PASSES", "VIOLATES", "OUTPUT_MISDECLARED", "RAISES"]
+MetamorphicTier = Literal["relational", "deterministic", "well_formed"]
+ClauseOrigin = Literal["annotation", "docstring", "name", "metric"]
+
+STATUS_VOCABULARY: dict[str, str] = {
+    "ran": "Ran on synthesized fixtures and returned; every output met its contract, or nothing was declared to check",
+    "ran_violates": "Ran, and an output broke a contract the code declares itself (annotation) or the definition of the metric it implements; or it raised on every case past its input boundary",
+    "ran_fixture": "Ran, but raised at its input boundary on every case: the fault is charged to our fixture, not to the code",
+    "ran_draft_wrong": "Ran and returned, but the output contradicts the contract we drafted from its prose (docstring, name): our draft was wrong, not the code",
+    "unverified": "Not run to a result: it could not be loaded, no fixture could be made for it, or every case was cut short; the reason says which",
+}
+
+CONTRACT_CHECK_VOCABULARY: dict[str, str] = {
+    "PASSES": "Every returned output met every clause of the contract",
+    "VIOLATES": "An output broke a clause the code declares (annotation) or the metric's definition",
+    "OUTPUT_MISDECLARED": "An output broke a clause we drafted from the docstring or the name",
+    "RAISES": "Every case raised before returning",
+}
+
+TIER_VOCABULARY: dict[str, str] = {
+    "relational": "Deterministic and well formed, and metamorphic relations hold (permuting samples permutes per-sample scores)",
+    "deterministic": "A repeated run on the same case gave identical outputs",
+    "well_formed": "Outputs were of the declared kind on every case, but a repeated run differed",
+}
+
+LINK_BASIS_VOCABULARY: dict[str, str] = {
+    "readme_mention": "The repository's README names this entry",
+    "paper_terms": "Its name or docstring uses terms of the paper's abstract or tasks",
+    "metric_vocabulary": "Its name or docstring uses hardness, training-dynamics, perturbation or metric vocabulary",
+    "first_harvest_node": "Taken in file order after the entries chosen for relevance",
+}
+
+assert set(STATUS_VOCABULARY) == set(get_args(Status))
+assert set(CONTRACT_CHECK_VOCABULARY) == set(get_args(ContractCheck))
+assert set(TIER_VOCABULARY) == set(get_args(MetamorphicTier))
+
+
+class Clause(BaseModel):
+    """One checkable promise about an output: `kind` says what is checked, `expect` the value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["type", "length", "shape", "range", "finite", "not_none"]
+    expect: Any
+    origin: ClauseOrigin
+    text: str
+
+
+class Contract(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    clauses: list[Clause] = Field(default_factory=list)
+
+
+class CaseSummary(BaseModel):
+    """One fixture case as a page shows it: the arguments by recipe and what came back."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case_id: str
+    kind: str
+    args: dict[str, str]
+    outcome: str
+    output: str | None = None
+    exception: str | None = None
+    failed_clause: str | None = None
+
+
+class Sample(BaseModel):
+    """The full record of one sample, for its page and its JSON twin."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sample_id: str
+    entry: str
+    qualname: str
+    kind: str
+    repo: str
+    repo_url: str
+    path: str
+    lineno: int
+    end_lineno: int
+    file_url: str
+    link_basis: str
+    language: str = "python"
+    status: Status
+    reason: str
+    verification_level: int
+    contract_check: ContractCheck | None = None
+    metamorphic_tier: MetamorphicTier | None = None
+    behaviour_fingerprint: bool = False
+    fingerprint: str | None = None
+    licence: str
+    inline_ok: bool
+    code_sha256: str
+    signature: str
+    docstring: str | None = None
+    source: str | None = None
+    contract: Contract = Field(default_factory=Contract)
+    failed_clause: str | None = None
+    cases: list[CaseSummary] = Field(default_factory=list)
+    closure_names: list[str] = Field(default_factory=list)
+    isolation: Isolation | None = None
+    device: str | None = None
+    reproduce: str
+    papers: list[str] = Field(default_factory=list)
+
+    @property
+    def code_sha256_prefix(self) -> str:
+        return self.code_sha256[:16]

@@ -1,0 +1,248 @@
+"""Isolation layers for one sample, applied in the forked child before any sample code runs.
+
+Layers, each reported, each with its fallback stated when the kernel refuses it:
+- namespaces: network (loopback only), PID (the run is killed as a whole), mount, IPC, UTS;
+  a user namespace is tried when we are not root;
+- filesystem: a fresh root on tmpfs holding only read-only binds of the system and Python trees and
+  the snapshot, plus the private working directory; `/tmp` is private;
+- user: an unprivileged uid per worker slot, so concurrent samples cannot signal each other;
+- resource limits: CPU seconds, address space, open files, processes, file size;
+- environment: nothing from the host (no tokens), a minimal PATH, HOME in the working directory.
+
+Standard library only (ctypes for the kernel calls Python does not wrap): this runs at the trust boundary.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import fcntl
+import os
+import resource
+import socket
+import struct
+import sys
+from dataclasses import asdict, dataclass, field
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE = 1, 38, 4
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+
+SANDBOX_ROOT = "/sandbox"  # where the private working directory appears inside the new root
+BASE_UID = 61000  # worker slot k runs as uid BASE_UID + k
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-sample limits. Address space is added to what the warm zygote already maps."""
+
+    wall_seconds: float = 20.0
+    cpu_seconds: int = 15
+    address_space: int = 2 * 1024**3
+    open_files: int = 256
+    processes: int = 64
+    file_size: int = 16 * 1024**2
+    output_bytes: int = 8 * 1024**2  # stdout, stderr and the report, each
+
+
+@dataclass
+class IsolationReport:
+    network: str = "none"
+    pid: str = "process_group"
+    filesystem: str = "none"
+    user: str = "same"
+    fallbacks: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(flags), "unshare")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    _check(_libc.mount(
+        source.encode() if source else None, target.encode(), fstype.encode() if fstype else None,
+        ctypes.c_ulong(flags), data.encode() if data else None,
+    ), f"mount {target}")
+
+
+def prctl(option: int, value: int) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), "prctl")
+
+
+def loopback_up() -> None:
+    """A new network namespace has `lo` down; bring it up so local-only code still works."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14s", b"lo", 0, b"")
+        flags = struct.unpack("16sH14s", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
+
+
+def enter_namespaces(report: IsolationReport) -> bool:
+    """Unshare network, PID, mount, IPC and UTS namespaces; returns whether PID isolation holds.
+
+    As root the namespaces are made directly; otherwise inside a new user namespace. Whatever
+    the kernel refuses is written to the report's fallbacks.
+    """
+    flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        if uid == 0:
+            unshare(flags)
+        else:
+            unshare(flags | CLONE_NEWUSER)
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", f"0 {uid} 1")
+            _write("/proc/self/gid_map", f"0 {gid} 1")
+    except OSError as exc:
+        report.fallbacks.append(f"namespaces refused ({exc.strerror}): network not isolated, "
+                                "process group only, no private filesystem")
+        return False
+    try:
+        loopback_up()
+    except OSError as exc:
+        report.fallbacks.append(f"loopback not brought up ({exc.strerror})")
+    report.network = "namespace"
+    report.pid = "namespace"
+    return True
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def _bind(source: str, target_root: str, writable: bool = False) -> None:
+    """Bind `source` at the same path under the new root, read-only unless `writable`."""
+    target = target_root + source
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.exists(target):
+            open(target, "w").close()
+    mount(source, target, None, MS_BIND | MS_REC)
+    if not writable:
+        mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def python_trees() -> list[str]:
+    """Directories the interpreter needs to keep importing: prefixes and every sys.path entry."""
+    trees = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    trees.update(p for p in sys.path if p and os.path.isdir(p))
+    # Keep only the outermost of nested trees.
+    ordered = sorted(os.path.realpath(t) for t in trees)
+    outer: list[str] = []
+    for tree in ordered:
+        if not any(tree == o or tree.startswith(o + os.sep) for o in outer):
+            outer.append(tree)
+    return outer
+
+
+SYSTEM_TREES = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+
+
+def private_root(workdir: str, read_only: list[str], new_root: str, report: IsolationReport) -> str:
+    """Build a fresh root on tmpfs and chroot into it; returns the working directory inside it.
+
+    `new_root` is an empty directory; the tmpfs mounted on it exists only in this mount namespace.
+    Only system trees, Python trees and `read_only` paths are visible, all read-only; the
+    working directory is the one writable place, at `/sandbox/work`; `/tmp` is an empty tmpfs.
+    """
+    try:
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
+        mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=755")
+        for tree in (*SYSTEM_TREES, *python_trees(), *read_only):
+            if os.path.exists(tree):
+                _bind(os.path.realpath(tree) if tree not in SYSTEM_TREES else tree, new_root)
+        for device in DEVICES:
+            if os.path.exists(device):
+                _bind(device, new_root, writable=True)
+        inside = SANDBOX_ROOT + "/work"
+        os.makedirs(new_root + inside, exist_ok=True)
+        mount(workdir, new_root + inside, None, MS_BIND)
+        os.makedirs(new_root + "/tmp", exist_ok=True)
+        mount("tmpfs", new_root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+        os.makedirs(new_root + "/proc", exist_ok=True)
+        try:
+            mount("proc", new_root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        except OSError as exc:
+            report.fallbacks.append(f"no /proc in the sandbox ({exc.strerror})")
+        mount(None, new_root, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.chroot(new_root)
+        os.chdir(inside)
+    except OSError as exc:
+        report.fallbacks.append(f"private filesystem refused ({exc.strerror}); host filesystem visible")
+        os.chdir(workdir)
+        return workdir
+    report.filesystem = "read_only"
+    return inside
+
+
+def drop_privileges(uid: int, report: IsolationReport) -> None:
+    """Become an unprivileged uid (one per worker slot) with no supplementary groups."""
+    if os.getuid() != 0:
+        report.fallbacks.append("not root: runs as the invoking user, confined by the namespaces")
+        return
+    try:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    except OSError as exc:
+        report.fallbacks.append(f"could not drop privileges ({exc.strerror})")
+        return
+    report.user = "unprivileged"
+
+
+def apply_limits(limits: Limits) -> None:
+    """Resource limits; the address-space cap is on top of what is already mapped (the warm libraries)."""
+    with open("/proc/self/statm") as handle:
+        mapped = int(handle.read().split()[0]) * resource.getpagesize()
+    wanted = {
+        resource.RLIMIT_CPU: (limits.cpu_seconds, limits.cpu_seconds + 1),
+        resource.RLIMIT_AS: (mapped + limits.address_space,) * 2,
+        resource.RLIMIT_NOFILE: (limits.open_files,) * 2,
+        resource.RLIMIT_NPROC: (limits.processes,) * 2,
+        resource.RLIMIT_FSIZE: (limits.file_size,) * 2,
+        resource.RLIMIT_CORE: (0, 0),
+    }
+    for which, (soft, hard) in wanted.items():
+        current_soft, current_hard = resource.getrlimit(which)
+        if current_hard != resource.RLIM_INFINITY:
+            hard = min(hard, current_hard)
+            soft = min(soft, hard)
+        resource.setrlimit(which, (soft, hard))
+
+
+def clean_environment(home: str) -> None:
+    """Nothing from the host survives: no tokens, no proxies, no credentials."""
+    os.environ.clear()
+    os.environ.update({
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
+        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "NO_PROXY": "*",
+    })
+
+
+def die_with_parent() -> None:
+    prctl(PR_SET_PDEATHSIG, 9)
+    if os.getppid() == 1:  # the parent already went: do not outlive it
+        os._exit(70)

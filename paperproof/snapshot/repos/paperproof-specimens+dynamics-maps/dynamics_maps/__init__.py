@@ -1,0 +1,1 @@
+"""Data maps from training dynamics."""
