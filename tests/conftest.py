@@ -1,0 +1,18 @@
+"""Shared fixtures: the bundled site is built once per session (it runs every specimen in the sandbox)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "seeds"
+
+
+@pytest.fixture(scope="session")
+def bundled_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from paperproof.build.pipeline import BuildConfig, build
+
+    root = tmp_path_factory.mktemp("bundled")
+    build(BuildConfig(out=root / "site", cache=root / "cache"))
+    return root / "site"
