@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "seeds"
+SEEDS = Path(__file__).resolve().parent / "data" / "seeds"
 
 
 @pytest.fixture(scope="session")
