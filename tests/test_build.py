@@ -1,0 +1,121 @@
+"""The bundled build end to end: twins agree with the seeds and with their own samples; builds are reproducible."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+from collections import Counter
+
+import pytest
+
+from paperproof.build.pipeline import BuildConfig, build
+from paperproof.catalogue.twin import SEED_RENAMES
+from tests.conftest import SEEDS
+from tests.test_archive import LINK, PAPER, write_dump
+
+SEED_SLUGS = {
+    "000_eb28b49f672fab13": "dissecting-sample-hardness-a-fine-grained",
+    "001_8c25ddf31cc3e39e": "dataset-cartography-mapping-and-diagnosing",
+}
+
+
+def twins(site):
+    return {p.stem: json.loads(p.read_text()) for p in sorted((site / "paper").glob("*.json"))}
+
+
+def test_every_bundled_paper_has_a_page_and_a_twin(bundled_site):
+    from paperproof.catalogue.archive import bundled_archive
+
+    slugs = {p.slug for p, _ in bundled_archive().papers()}
+    assert set(twins(bundled_site)) == slugs
+    for slug in slugs:
+        page = (bundled_site / "paper" / slug / "index.html").read_text()
+        assert f'<link rel="alternate" type="application/json" href="/paper/{slug}.json">' in page
+    assert (bundled_site / "index.html").is_file() and (bundled_site / "attribution" / "index.html").is_file()
+    schema = json.loads((bundled_site / "schema" / "paper.json").read_text())
+    assert "verification" in schema["properties"]
+
+
+@pytest.mark.parametrize("seed", sorted(SEED_SLUGS))
+def test_seed_papers_match_the_seeds(bundled_site, seed):
+    expected = json.loads((SEEDS / f"{seed}.txt").read_text())
+    twin = twins(bundled_site)[SEED_SLUGS[seed]]
+    assert list(twin) == [SEED_RENAMES.get(k, k) for k in expected]
+    for field in ("title", "authors", "abstract", "date", "proceeding", "url_abs", "url_pdf", "arxiv_id", "tasks"):
+        assert twin[field] == expected[field], field
+    strip = lambda links: [{k: v for k, v in link.items() if k != "reach"} for link in links]  # noqa: E731
+    assert strip(twin["code_links"]) == strip(expected["code_links"])
+    # Their repositories are not bundled: no samples, and reach is honestly "not probed".
+    assert twin["verification"]["samples"] == [] and all(link["reach"] is None for link in twin["code_links"])
+
+
+def test_summaries_agree_with_samples(bundled_site):
+    for slug, twin in twins(bundled_site).items():
+        v = twin["verification"]
+        counts = Counter(s["status"] for s in v["samples"])
+        assert v["summary"] == {k: n for k, n in counts.items() if n}, slug
+        assert list(v["summary"]) == [k for k in v["status_vocabulary"] if k in counts]
+        for kind, block in v["by_repo_kind"].items():
+            mine = [s for s in v["samples"] if s["repo_kind"] == kind]
+            assert block == {"samples": len(mine), "ran": sum(s["status"].startswith("ran") for s in mine),
+                             "repositories": len({s["repo"] for s in mine})}
+        assert sum(b["samples"] for b in v["by_repo_kind"].values()) == len(v["samples"])
+        assert v["n_pointer_only_for_licence"] == sum(not s["inline_ok"] for s in v["samples"])
+        levels = [(-s["verification_level"], s["entry"]) for s in v["samples"]]
+        assert levels == sorted(levels)
+
+
+def test_specimen_twins_are_marked(bundled_site):
+    for slug, twin in twins(bundled_site).items():
+        assert (twin["source"]["row_kind"] == "specimen") == slug.startswith("specimen-")
+
+
+def test_two_builds_are_byte_identical(bundled_site, tmp_path):
+    build(BuildConfig(out=tmp_path / "site", cache=tmp_path / "cache"))  # a fresh cache: everything runs again
+    comparison = filecmp.dircmp(bundled_site, tmp_path / "site")
+    differing = []
+
+    def walk(cmp):
+        differing.extend(cmp.left_only + cmp.right_only + cmp.diff_files + cmp.funny_files)
+        for sub in cmp.subdirs.values():
+            walk(sub)
+
+    walk(comparison)
+    assert differing == []
+    assert sum(1 for p in bundled_site.rglob("*") if p.is_file()) > 50
+
+
+def test_bad_rows_are_reported_and_the_rest_is_built(tmp_path):
+    archive = tmp_path / "archive"
+    write_dump(archive, "papers-with-abstracts", [PAPER, {**PAPER, "title": None}, {**PAPER}])
+    write_dump(archive, "links-between-papers-and-code", [LINK, {**LINK, "repo_url": 7}])
+    summary = build(BuildConfig(archive=str(archive), out=tmp_path / "site", cache=None))
+    assert summary.papers == 1
+    reasons = [r.reason for r in summary.rejects]
+    assert any(r.startswith("title:") for r in reasons)
+    assert any(r.startswith("repo_url:") for r in reasons)
+    assert any(r.startswith("duplicate slug") for r in reasons)
+    twin = json.loads((tmp_path / "site" / "paper" / "a-good-paper.json").read_text())
+    assert twin["code_links"][0]["reach"] is None and twin["verification"]["samples"] == []
+    assert "rows rejected: 3" in "\n".join(summary.lines())
+
+
+def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
+    archive = tmp_path / "archive"
+    write_dump(archive, "papers-with-abstracts", [PAPER])
+    write_dump(archive, "links-between-papers-and-code", [LINK])
+    out = tmp_path / "site"
+    build(BuildConfig(archive=str(archive), out=out, cache=None))
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    from paperproof.build import site as site_module
+
+    def explode(self):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(site_module.SiteWriter, "write_indexes", explode)
+    with pytest.raises(RuntimeError):
+        build(BuildConfig(archive=str(archive), out=out, cache=None))
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert not any(p.name.endswith(".staging") for p in tmp_path.iterdir())

@@ -1,0 +1,84 @@
+"""Fixture synthesis reads parameters like a researcher would, and cases are seeded and coherent."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from paperproof.catalogue.extract import extract_module
+from paperproof.fixtures.synth import synthesize
+from paperproof.fixtures.values import dynamics, materialize, softmax
+
+
+def entry(code: str):
+    (found,) = extract_module(code, repo="o/r", path="m.py")
+    return found
+
+
+def values(case, device="cpu"):
+    payload = case.model_dump(mode="json")
+    return {a["name"]: materialize(a["spec"], payload, device) for a in payload["args"]}
+
+
+def test_logits_and_labels_of_a_case_share_dimensions():
+    fixtures = synthesize(entry("def conf(logits, labels, epochs=3):\n    pass\n"))
+    assert fixtures.cases and not fixtures.missing
+    for case in fixtures.cases:
+        got = values(case)
+        e, n, c = case.dims["E"], case.dims["N"], case.dims["C"]
+        assert got["logits"].shape == (e, n, c) and got["labels"].shape == (n,)
+        assert "epochs" not in got  # defaults are the code's own
+    assert {c.kind for c in fixtures.cases} == {"typical", "edge"}
+    assert any(c.dims["E"] == 1 for c in fixtures.cases) and any(c.dims["C"] == 2 for c in fixtures.cases)
+
+
+def test_cases_are_deterministic():
+    fixtures = synthesize(entry("def f(probs, targets):\n    pass\n"))
+    first, second = values(fixtures.cases[0]), values(fixtures.cases[0])
+    assert np.array_equal(first["probs"], second["probs"]) and np.array_equal(first["targets"], second["targets"])
+
+
+def test_annotations_choose_the_container():
+    fixtures = synthesize(entry("import torch\ndef f(logits: torch.Tensor, labels: list, v: str, k: int) -> float:\n    pass\n"))
+    got = values(fixtures.cases[0])
+    import torch
+
+    assert isinstance(got["logits"], torch.Tensor) and isinstance(got["labels"], list)
+    assert isinstance(got["v"], str) and got["k"] == 3
+    strings = {values(c)["v"] for c in fixtures.cases}
+    assert len(strings) > 1  # parsers meet more than one spelling
+
+
+def test_domain_values():
+    fixtures = synthesize(entry("def f(training_dynamics, args, img, df, p_values, num_classes, device):\n    pass\n"))
+    case = fixtures.cases[0]
+    got = values(case)
+    record = next(iter(got["training_dynamics"].values()))
+    assert set(record) == {"gold", "logits"} and len(record["logits"]) == case.dims["E"]
+    assert isinstance(got["args"], argparse.Namespace) and got["args"].seed == 0
+    assert got["img"].dtype == np.uint8 and got["img"].shape[-1] == 3
+    assert isinstance(got["df"], pd.DataFrame) and {"confidence", "variability"} <= set(got["df"].columns)
+    assert ((got["p_values"] >= 0) & (got["p_values"] <= 1)).all()
+    assert got["num_classes"] == case.dims["C"] and got["device"] == "cpu"
+
+
+def test_what_we_cannot_make_is_named():
+    fixtures = synthesize(entry("def train(model, loader, mystery):\n    pass\n"))
+    assert not fixtures.cases
+    reasons = {m.param: m.reason for m in fixtures.missing}
+    assert "trained model" in reasons["model"] and "dataset" in reasons["loader"]
+    assert reasons["mystery"] == "no fixture rule for parameter `mystery`"
+
+
+def test_dynamics_have_the_archetypes_and_no_ties():
+    logits, labels = dynamics(11, 6, 24, 3)
+    correct = logits.argmax(-1) == labels[None, :]
+    assert (~correct.any(axis=0)).any(), "some samples are never learned"
+    forgets = (correct[:-1] & ~correct[1:]).sum(axis=0)
+    assert forgets.max() >= 1, "some samples are forgotten"
+    top2 = np.sort(logits, axis=-1)[..., -2:]
+    assert (top2[..., 1] - top2[..., 0] > 1e-9).all()
+    gold = np.take_along_axis(softmax(logits), labels[None, :, None], -1)[..., 0]
+    assert gold.mean(axis=0).min() < 0.2 and gold.mean(axis=0).max() > 0.8
