@@ -30,7 +30,7 @@ def test_logits_and_labels_of_a_case_share_dimensions():
         e, n, c = case.dims["E"], case.dims["N"], case.dims["C"]
         assert got["logits"].shape == (e, n, c) and got["labels"].shape == (n,)
         assert "epochs" not in got  # defaults are the code's own
-    assert {c.kind for c in fixtures.cases} == {"typical", "edge"}
+    assert {c.kind for c in fixtures.cases} == {"typical", "edge", "relation"}
     assert any(c.dims["E"] == 1 for c in fixtures.cases) and any(c.dims["C"] == 2 for c in fixtures.cases)
 
 
@@ -82,3 +82,40 @@ def test_dynamics_have_the_archetypes_and_no_ties():
     assert (top2[..., 1] - top2[..., 0] > 1e-9).all()
     gold = np.take_along_axis(softmax(logits), labels[None, :, None], -1)[..., 0]
     assert gold.mean(axis=0).min() < 0.2 and gold.mean(axis=0).max() > 0.8
+
+
+def test_relation_cases_permute_samples_and_rename_classes():
+    fixtures = synthesize(entry("def f(logits, labels):\n    pass\n"))
+    by_id = {c.case_id: c for c in fixtures.cases}
+    base = values(by_id["typical"])
+    permuted = values(by_id["typical~permuted"])
+    relabelled = values(by_id["typical~relabelled"])
+    from paperproof.fixtures.values import sample_permutation
+
+    order = sample_permutation(by_id["typical~permuted"].transform["permute"], by_id["typical"].dims["N"])
+    assert np.array_equal(permuted["logits"], base["logits"][:, order]) and np.array_equal(permuted["labels"], base["labels"][order])
+    gold = lambda v: np.take_along_axis(softmax(v["logits"].astype(float)), v["labels"][None, :, None], -1)[..., 0]  # noqa: E731
+    assert np.allclose(gold(relabelled), gold(base)) and not np.array_equal(relabelled["labels"], base["labels"])
+
+
+def test_per_sample_entries_and_docstring_shapes():
+    per = synthesize(entry("def forgetting(correctness_trend):\n    pass\n"))
+    assert all(c.per_sample for c in per.cases)
+    code = 'def f(a, b):\n    """F.\n\n    Args:\n        a: gold-label probabilities, shape (n_samples, n_epochs)\n        b: the labels\n    """\n'
+    case = synthesize(entry(code)).cases[0]
+    got = values(case)
+    assert got["a"].shape == (case.dims["N"], case.dims["E"]) and got["b"].shape == (case.dims["N"],)
+
+
+def test_evaluated_defaults_are_supplied_when_we_can():
+    fixtures = synthesize(entry("def enc(labels, vocab=load('v.txt'), k=3):\n    pass\n"))
+    assert fixtures.supplied_defaults == ["vocab"]
+    assert [a.name for a in fixtures.cases[0].args] == ["labels", "vocab"]
+
+
+def test_classes_get_constructor_and_method_arguments():
+    code = "class Scorer:\n    def __init__(self, num_classes):\n        pass\n    def score(self, logits, labels):\n        pass\n    def save(self, path):\n        pass\n"
+    fixtures = synthesize(entry(code))
+    case = fixtures.cases[0]
+    assert [a.name for a in case.args] == ["num_classes"] and list(case.method_args) == ["score"]
+    assert fixtures.skipped_methods[0].param == "save()"

@@ -32,8 +32,16 @@ EXPECTED = {
         ("unverified", None, "module matplotlib is not installed"),
     ("paperproof-specimens/legacy-tf-maps", "read_jsonl"):
         ("unverified", None, "parameter `path` needs a file"),
-    ("paperproof-specimens/legacy-tf-maps", "encode_labels"):
-        ("unverified", None, "file not available in the sandbox: vocab.txt"),
+    ("paperproof-specimens/dynamics-maps", "correctness_counts"):
+        ("ran_violates", "VIOLATES", "correctness (count_argmax), which returns a count where the paper defines a fraction"),
+    ("paperproof-specimens/dynamics-maps-fork", "stat_a"):
+        ("ran_violates", "VIOLATES", "correctness (count_argmax), which returns a count where the paper defines a fraction"),
+    ("paperproof-specimens/dynamics-maps-fork", "forgetting_events"):
+        ("ran_violates", "VIOLATES", "never-learned samples score 0"),
+    ("paperproof-specimens/dynamics-maps-fork", "variability_scores"):
+        ("ran_violates", "VIOLATES", "divides by E−1 where the paper divides by E"),
+    ("paperproof-specimens/dynamics-maps", "forgetting_events"):
+        ("ran", "PASSES", "its contract holds"),
 }
 
 
@@ -79,3 +87,64 @@ def test_samples_ran_isolated(samples):
     if record["isolation"]["network"] == "none":
         assert record["isolation"]["fallbacks"], "a missing layer must be stated"
     assert record["device"] == "cpu"
+
+
+FIDELITY = {
+    # (repository, entry): [(output, metric, variant, is the paper's definition)]
+    ("paperproof-specimens/dynamics-maps", "confidence_scores"): [("return value", "confidence", "mean_gold_prob", True)],
+    ("paperproof-specimens/dynamics-maps", "correctness_counts"): [("return value", "correctness", "count_argmax", False)],
+    ("paperproof-specimens/dynamics-maps-fork", "stat_a"): [("return value", "correctness", "count_argmax", False)],
+    ("paperproof-specimens/dynamics-maps-fork", "forgetting_events"):
+        [("return value", "forgetfulness", "never0_normalised", False)],
+    ("paperproof-specimens/dynamics-maps", "compute_train_dy_metrics"): [
+        ("column confidence", "confidence", "mean_gold_prob", True),
+        ("column variability", "variability", "ddof0", True),
+        ("column correctness", "correctness", "fraction_argmax", True)],
+    ("paperproof-specimens/legacy-tf-maps", "confidence_from_probs"): [("return value", "confidence", "mean_gold_prob", True)],
+    ("paperproof-specimens/perturb-kit", "flip_labels_uniform"): [],
+}
+
+
+@pytest.mark.parametrize("key", sorted(FIDELITY), ids=lambda k: f"{k[0].split('/')[1]}::{k[1]}")
+def test_fidelity_recognises_metrics_by_their_outputs(samples, key):
+    record = samples[key]
+    found = [(f["output"], f["metric"], f["matches"], f["paper"]) for f in record["fidelity"]]
+    assert found == FIDELITY[key]
+    for finding in record["fidelity"]:
+        assert finding["cases_matched"] == finding["cases"] >= 2
+        assert bool(finding["departures"]) != finding["paper"]
+
+
+def test_tiers(samples):
+    assert samples["paperproof-specimens/dynamics-maps", "confidence_scores"]["metamorphic_tier"] == "relational"
+    # Seeded label noise does not follow a permutation of the samples: deterministic, not relational.
+    assert samples["paperproof-specimens/perturb-kit", "flip_labels_uniform"]["metamorphic_tier"] == "deterministic"
+    assert samples["paperproof-specimens/perturb-kit", "run_name"]["metamorphic_tier"] is None
+
+
+def test_identical_behaviour_is_linked_across_forks(samples):
+    original = samples["paperproof-specimens/dynamics-maps", "correctness_counts"]
+    unnamed = samples["paperproof-specimens/dynamics-maps-fork", "stat_a"]
+    assert original["fingerprint"] == unnamed["fingerprint"]
+    assert [b["sample_id"] for b in unnamed["behaves_like"]] == [original["sample_id"]]
+
+
+def test_a_default_that_reads_a_file_is_supplied_not_evaluated(samples):
+    record = samples["paperproof-specimens/legacy-tf-maps", "encode_labels"]
+    assert record["status"] == "ran"
+    assert any("default of `vocab`" in note and "not evaluated" in note for note in record["notes"])
+
+
+def test_a_training_dynamics_dict_is_understood(samples):
+    record = samples["paperproof-specimens/dynamics-maps", "compute_train_dy_metrics"]
+    assert record["cases"][0]["args"]["training_dynamics"].startswith("td_dict")
+    assert record["cases"][0]["output"].startswith("DataFrame [24, 4]")
+
+
+def test_data_map_on_the_paper_whose_repositories_implement_it(bundled_site):
+    page = (bundled_site / "paper" / "specimen-mapping-sample-hardness-with-training" / "index.html").read_text()
+    assert 'src="/static/data-map.svg"' in page
+    other = (bundled_site / "paper" / "specimen-probing-hardness-with-image-and-label" / "index.html").read_text()
+    assert "data-map.svg" not in other
+    svg = (bundled_site / "static" / "data-map.svg").read_text()
+    assert svg.count("<circle") == 400 and "<title" in svg

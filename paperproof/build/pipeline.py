@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from paperproof.build import contracts, verdict
+from paperproof.build import contracts, fidelity, verdict
 from paperproof.build.progress import BuildSummary, bar
-from paperproof.build.samples import make_sample
+from paperproof.build.samples import link_behaviours, make_sample
 from paperproof.build.site import SiteWriter
 from paperproof.build.twin import repo_kind, safe_key
 from paperproof.build.urls import SiteUrls
@@ -166,12 +166,16 @@ def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: Buil
                 results[request.entry.code_sha256, request.entry.path, request.entry.repo] = result
             summary.executed = executor.executed
             summary.cached = cache.hits
-    for work, chosen, fixtures, contract in jobs:
+    for work, chosen, fixtures, contract in bar(jobs, "verify", unit="sample"):
         result = results.get((chosen.entry.code_sha256, chosen.entry.path, chosen.entry.repo))
-        judged = verdict.judge(fixtures, result, contract)
+        findings = fidelity.assess(fixtures, result)
+        judged = verdict.judge(fixtures, result, contract, findings)
         papers = sorted({slug for slug, _ in work.papers})
         work.samples.append(make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result,
-                                        contract, judged, papers))
+                                        contract, judged, papers, findings))
+    linked = iter(link_behaviours([s for key in sorted(repos) for s in repos[key].samples]))
+    for key in sorted(repos):
+        repos[key].samples = [next(linked) for _ in repos[key].samples]
 
 
 def read_at(archive: Archive) -> str:

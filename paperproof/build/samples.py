@@ -10,7 +10,7 @@ from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.run_result import RunResult
-from paperproof.catalogue.sample import CaseSummary, Contract, Sample
+from paperproof.catalogue.sample import CaseSummary, Contract, Fidelity, Sample, SampleLink
 
 
 def sample_id(entry: Entry) -> str:
@@ -60,8 +60,26 @@ def reproduce_command(record: RepoRecord, entry: Entry) -> str:
     return f"paperproof verify {checkout} --entry {entry.path}::{entry.qualname} --json   # CHECKOUT: {where}"
 
 
+def notes(entry: Entry, fixtures: FixtureSet) -> list[str]:
+    """What we did to run the entry that a reader should know."""
+    out = []
+    if entry.closure_names or entry.closure_imports:
+        out.append(f"Defined from its closure in {entry.path} ({', '.join(entry.closure_names) or 'no helpers'}); "
+                   "the rest of the module was not executed.")
+    for name in fixtures.supplied_defaults:
+        default = next(p.default for p in entry.params if p.name == name)
+        out.append(f"The default of `{name}` (`{default}`) runs code when the function is defined; our fixture "
+                   f"supplies `{name}`, so that default was not evaluated.")
+    for skipped in fixtures.skipped_methods:
+        out.append(f"Method {skipped.param} was not called: {skipped.reason}.")
+    if any(case.per_sample for case in fixtures.cases):
+        out.append("It takes one sample's data: each case called it once per sample and collected the outputs.")
+    return out
+
+
 def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: FixtureSet,
-                result: RunResult | None, contract: Contract, verdict: Verdict, papers: list[str]) -> Sample:
+                result: RunResult | None, contract: Contract, verdict: Verdict, papers: list[str],
+                fidelity: list[Fidelity] | None = None) -> Sample:
     spdx = record.licence or licence.NO_LICENCE
     shown = licence.inline_ok(spdx)
     return Sample(
@@ -97,4 +115,22 @@ def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: Fix
         device=result.device if result else None,
         reproduce=reproduce_command(record, entry),
         papers=papers,
+        fidelity=fidelity or [],
+        notes=notes(entry, fixtures),
     )
+
+
+def link_behaviours(samples: list[Sample]) -> list[Sample]:
+    """Samples whose outputs agree on every shared case are linked to each other ("behaves like")."""
+    groups: dict[str, list[Sample]] = {}
+    for sample in samples:
+        if sample.fingerprint and sample.status != "unverified":
+            groups.setdefault(sample.fingerprint, []).append(sample)
+    linked = []
+    for sample in samples:
+        peers = [p for p in groups.get(sample.fingerprint or "", []) if p.sample_id != sample.sample_id]
+        if peers:
+            sample = sample.model_copy(update={"behaves_like": [
+                SampleLink(sample_id=p.sample_id, entry=p.entry, repo=p.repo) for p in peers]})
+        linked.append(sample)
+    return linked

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from paperproof.build import render
+from paperproof.build import datamap, render
 from paperproof.build.twin import NON_AFFILIATION, TwinContext, paper_twin, safe_key
 from paperproof.build.urls import SiteUrls, file_for, repo_slug
 from paperproof.build.write import write_atomic
@@ -119,7 +119,9 @@ class SiteWriter:
                     "licence": work.record.licence, "note": work.record.note,
                 }
         year = twin.date[:4] if twin.date else None
-        self._page("paper.html", twin.url, twin.verification.json_url, twin=twin, repos=repo_pages,
+        metrics = {f.metric for s in twin.verification.samples for f in (s.fidelity or [])}
+        data_map = self.urls.home() + "static/data-map.svg" if datamap.shows_data_map(metrics) else None
+        self._page("paper.html", twin.url, twin.verification.json_url, twin=twin, repos=repo_pages, data_map=data_map,
                    abstract_html=render.markdown_html(twin.abstract),
                    bibtex=render.bibtex(slug, twin.title, twin.authors, year, twin.url_abs))
         self._write(twin.verification.json_url, twin.to_json())
@@ -147,8 +149,7 @@ class SiteWriter:
             if record.readme and record.snapshot:
                 text = (Path(record.snapshot) / record.readme).read_text(encoding="utf-8", errors="replace")
                 readme_html = render.markdown_html(text)
-            listed = [{**s.model_dump(), "url": self.urls.sample(s.sample_id), "repo_kind": None, "fidelity": None}
-                      for s in work.samples]
+            listed = [{**s.model_dump(), "url": self.urls.sample(s.sample_id), "repo_kind": None} for s in work.samples]
             self._page("repo.html", twin.page_url, twin.json_url, record=twin, papers=[
                 {"url": p.url, "title": p.title, "kind": p.repo_kind} for p in papers],
                 samples=listed, readme_html=readme_html, vocabulary=STATUS_VOCABULARY)
@@ -175,7 +176,7 @@ class SiteWriter:
                    status_counts={k: counts[k] for k in STATUS_VOCABULARY if counts[k]},
                    repo_count=repo_count, sample_count=len(self.samples), vocabulary=STATUS_VOCABULARY)
         for status in STATUS_VOCABULARY:
-            rows = [{**s.model_dump(), "url": self.urls.sample(s.sample_id), "repo_kind": None, "fidelity": None}
+            rows = [{**s.model_dump(), "url": self.urls.sample(s.sample_id), "repo_kind": None}
                     for s, _ in self.samples if s.status == status]
             rows.sort(key=lambda r: (r["entry"], r["repo"], r["path"]))
             self._page("status.html", self.urls.status(status), None, status=status, samples=rows,
@@ -189,6 +190,7 @@ class SiteWriter:
         for name, model in (("paper", PaperTwin), ("repo", RepoTwin), ("sample", Sample)):
             self._write(self.urls.schema(name), dump_json(_schema(model)))
         self._write(self.urls.home() + "static/style.css", render.stylesheet())
+        self._write(self.urls.home() + "static/data-map.svg", datamap.svg())
 
 
 def _schema(model: type[BaseModel]) -> dict:

@@ -86,7 +86,7 @@ def twin_sample(sample: Sample, kind: str, urls: SiteUrls) -> TwinSample:
         contract_check=sample.contract_check, metamorphic_tier=sample.metamorphic_tier,
         behaviour_fingerprint=sample.behaviour_fingerprint, licence=sample.licence, inline_ok=sample.inline_ok,
         code=CodeRef(code_sha256=sample.code_sha256, url=urls.sample_json(sample.sample_id)),
-        reason=sample.reason, url=urls.sample(sample.sample_id), fidelity=None,
+        reason=sample.reason, url=urls.sample(sample.sample_id), fidelity=list(sample.fidelity),
     )
 
 

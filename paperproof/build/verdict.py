@@ -20,10 +20,14 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from paperproof.build.contracts import check
+from paperproof.build.fidelity import channels, departure
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import CaseOutcome, RunResult
-from paperproof.catalogue.sample import Clause, Contract
+from paperproof.catalogue.sample import Clause, Contract, Fidelity
+from paperproof.fixtures.values import sample_permutation
 
 INPUT_BOUNDARY = frozenset({
     "TypeError", "ValueError", "KeyError", "IndexError", "AttributeError", "AssertionError", "LookupError",
@@ -65,9 +69,10 @@ def fingerprint(result: RunResult) -> str | None:
 
 
 def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
-          metric_departure: str | None = None) -> Verdict:
-    """Apply the rules above. `metric_departure` is set when the metric core found the output
-    departs from the paper's definition (see `paperproof.build.fidelity`)."""
+          findings: list[Fidelity] | None = None) -> Verdict:
+    """Apply the rules above. `findings` are the metric core's (see `paperproof.build.fidelity`):
+    an output recognised as a metric that departs from the paper's definition is a violation."""
+    metric_departure = departure(findings or [])
     if fixtures.missing:
         missing = "; ".join(m.reason for m in fixtures.missing)
         return Verdict("unverified", f"no fixture: {missing}")
@@ -143,8 +148,33 @@ def _tier(result: RunResult, returned: list[CaseOutcome], failures: dict[str, Cl
     if len(kinds) != 1:
         return None
     if any(got[cid].repeat_equal is True for cid in typical) and not any(got[cid].repeat_equal is False for cid in typical):
-        return "deterministic"
+        return "relational" if _relations_hold(fixtures, result) else "deterministic"
     return "well_formed"
+
+
+def _relations_hold(fixtures: FixtureSet, result: RunResult) -> bool:
+    """Whether every metamorphic case relates to its base case as its transform says.
+
+    Only per-sample outputs can relate; an entry without them never reaches this tier.
+    """
+    got = {c.case_id: c for c in result.cases if c.outcome == "returned" and c.value is not None}
+    relations = [c for c in fixtures.cases if c.relation_of]
+    if not relations:
+        return False
+    for case in relations:
+        base = next(c for c in fixtures.cases if c.case_id == case.relation_of)
+        if case.case_id not in got or base.case_id not in got:
+            return False
+        n = base.dims["N"]
+        before = {ch.name: np.asarray(ch.values) for ch in channels(got[base.case_id].value, n)}
+        after = {ch.name: np.asarray(ch.values) for ch in channels(got[case.case_id].value, n)}
+        if not before or set(before) != set(after):
+            return False
+        order = sample_permutation(case.transform["permute"], n) if "permute" in (case.transform or {}) else np.arange(n)
+        for name, values in before.items():
+            if not np.allclose(after[name], values[order], atol=1e-9, rtol=1e-7, equal_nan=True):
+                return False
+    return True
 
 
 def _load_reason(result: RunResult) -> str:

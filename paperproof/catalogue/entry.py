@@ -20,6 +20,9 @@ class Param(BaseModel):
     annotation: str | None = None
     default: str | None = None
     doc: str | None = None
+    # Where a default that is evaluated when the def runs (a call, not a literal) sits in the
+    # file: (line, column, end line, end column), columns in UTF-8 bytes as `ast` counts them.
+    default_span: tuple[int, int, int, int] | None = None
 
     @property
     def required(self) -> bool:
@@ -56,6 +59,7 @@ class Entry(BaseModel):
     closure_names: list[str] = Field(default_factory=list)
     closure_imports: list[str] = Field(default_factory=list)
     methods: list[str] = Field(default_factory=list)
+    method_params: dict[str, list[Param]] = Field(default_factory=dict)
 
     @property
     def code_sha256_prefix(self) -> str:

@@ -96,15 +96,18 @@ def _entry(node: ast.FunctionDef | ast.ClassDef, kind: str, lines: list[str], tr
         init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
         params = _params(init.args, drop_first=True) if init else []
         returns = None
-        methods = [
-            n.name for n in node.body
+        public = [
+            n for n in node.body
             if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
             and not any(_decorator_name(d) in ("property", "staticmethod", "classmethod") for d in n.decorator_list)
         ]
+        methods = [n.name for n in public]
+        method_params = {n.name: _attach_param_docs(_params(n.args, drop_first=True), ast.get_docstring(n))
+                         for n in public}
     else:
         params = _params(node.args, drop_first=False)
         returns = ast.unparse(node.returns) if node.returns else None
-        methods = []
+        methods, method_params = [], {}
     docstring = ast.get_docstring(node)
     params = _attach_param_docs(params, docstring)
     return Entry(
@@ -114,6 +117,7 @@ def _entry(node: ast.FunctionDef | ast.ClassDef, kind: str, lines: list[str], tr
         params=params, returns=returns, docstring=docstring, returns_doc=returns_section(docstring),
         decorators=[ast.unparse(d) for d in node.decorator_list],
         closure=closure, closure_names=names, closure_imports=imports, methods=methods,
+        method_params=method_params,
     )
 
 
@@ -146,11 +150,43 @@ def _params(args: ast.arguments, drop_first: bool) -> list[Param]:
 
 
 def _param(arg: ast.arg, kind: ParamKind, default: ast.expr | None) -> Param:
+    span = None
+    if default is not None and not _is_literal(default):
+        span = (default.lineno, default.col_offset, default.end_lineno or default.lineno,
+                default.end_col_offset or default.col_offset)
     return Param(
         name=arg.arg, kind=kind,
         annotation=ast.unparse(arg.annotation) if arg.annotation else None,
         default=ast.unparse(default) if default is not None else None,
+        default_span=span,
     )
+
+
+def _is_literal(node: ast.expr) -> bool:
+    """Defaults that cannot do anything when evaluated: constants, containers of them, bare names."""
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return True  # a module constant or np.float32: evaluated, but harmless
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def without_defaults(closure: str, params: list[Param]) -> str:
+    """The closure with the evaluated defaults of `params` replaced by `None`, line numbers kept.
+
+    Used when a fixture supplies those arguments: a default that reads a file or loads a model
+    need not run for a call that never uses it.
+    """
+    lines = [line.encode("utf-8") for line in closure.split("\n")]
+    for param in sorted((p for p in params if p.default_span), key=lambda p: p.default_span, reverse=True):
+        line, col, end_line, end_col = param.default_span
+        head, tail = lines[line - 1][:col], lines[end_line - 1][end_col:]
+        lines[line - 1] = head + b"None" + tail
+        for index in range(line, end_line):
+            lines[index] = b""
+    return "\n".join(line.decode("utf-8") for line in lines)
 
 
 # --- closures -------------------------------------------------------------------------------

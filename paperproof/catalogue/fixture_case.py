@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-CaseKind = Literal["typical", "edge"]
+CaseKind = Literal["typical", "edge", "relation"]
 
 
 class ValueSpec(BaseModel):
@@ -41,7 +41,14 @@ class FixtureArg(BaseModel):
 
 
 class FixtureCase(BaseModel):
-    """One call of an entry: arguments by recipe, the dimensions they share, and its seed."""
+    """One call of an entry: arguments by recipe, the dimensions they share, and its seed.
+
+    `transform` derives a metamorphic case from another (`{"permute": seed}` reorders the samples,
+    `{"relabel": seed}` renames the classes); `relation_of` names the case it must relate to.
+    `per_sample` calls an entry that takes one sample's data once per sample, and collects the
+    outputs into one list, so per-sample code is comparable with vectorised code. For a class,
+    `args` construct it and `method_args` are the arguments of each public method called after.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,8 +57,10 @@ class FixtureCase(BaseModel):
     seed: int
     dims: dict[str, int] = Field(default_factory=dict)
     args: list[FixtureArg] = Field(default_factory=list)
-    init_args: list[FixtureArg] = Field(default_factory=list)
-    note: str | None = None
+    method_args: dict[str, list[FixtureArg]] = Field(default_factory=dict)
+    transform: dict[str, int] | None = None
+    relation_of: str | None = None
+    per_sample: bool = False
 
 
 class Unsynthesizable(BaseModel):
@@ -64,13 +73,20 @@ class Unsynthesizable(BaseModel):
 
 
 class FixtureSet(BaseModel):
-    """All cases for one entry, or the reason there are none."""
+    """All cases for one entry, or the reason there are none.
+
+    `supplied_defaults` names parameters whose default runs code when the def is executed (a
+    call, such as reading a vocabulary file) and which our cases supply instead; `skipped_methods`
+    are public methods of a class we could not call, and why.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     version: str
     cases: list[FixtureCase] = Field(default_factory=list)
     missing: list[Unsynthesizable] = Field(default_factory=list)
+    supplied_defaults: list[str] = Field(default_factory=list)
+    skipped_methods: list[Unsynthesizable] = Field(default_factory=list)
 
     def digest(self) -> str:
         payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))

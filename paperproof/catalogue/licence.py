@@ -2,12 +2,17 @@
 
 The policy is the one place that decides whether a sample's code may be shown inline on a page
 (`inline_ok`) or only pointed at; everything unknown, absent or unidentified is pointer-only.
+
+Three answers stay distinct everywhere: `NONE` (the repository has no licence file), `NOASSERTION`
+(it has one that nobody could identify) and None (nobody asked, or the host did not answer).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 NO_LICENCE = "NONE"
 UNIDENTIFIED = "NOASSERTION"
@@ -85,3 +90,30 @@ def detect(root: Path) -> tuple[str, str | None]:
 def inline_ok(licence: str | None) -> bool:
     """Whether code under this licence may be shown inline; unknown and absent licences may not."""
     return licence in INLINE_OK
+
+
+def pointer_only(licence: str | None) -> bool:
+    """The complement of `inline_ok`: the page links to the code instead of showing it."""
+    return not inline_ok(licence)
+
+
+def from_github(status: int | None, payload: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+    """(licence, licence file) from GitHub's answer to `GET /repos/{owner}/{repo}/license`.
+
+    200: the licence's `spdx_id`; GitHub's `NOASSERTION` (a licence file it could not identify) is
+    kept, and a missing id counts as that too. 404: `NONE`, the repository has no licence file.
+    Anything else, or not asked (None): (None, None), because nobody knows.
+    """
+    if status == 404:
+        return NO_LICENCE, None
+    if status != 200 or not isinstance(payload, Mapping):
+        return None, None
+    info = payload.get("license")
+    spdx = info.get("spdx_id") if isinstance(info, Mapping) else None
+    path = payload.get("path") if isinstance(payload.get("path"), str) else None
+    return (spdx if isinstance(spdx, str) and spdx else UNIDENTIFIED), path
+
+
+def reach_spdx(licence: str | None) -> str | None:
+    """The `spdx` a reach block carries: absent (None) when there is no licence file or nobody asked."""
+    return None if licence in (None, NO_LICENCE) else licence

@@ -39,6 +39,11 @@ class RepoRecord(BaseModel):
 
     `licence` is an SPDX id, `NONE` when the repository has no licence file, `NOASSERTION` when it
     has one we cannot identify, and None when nobody asked (no source).
+
+    Harvested records also carry: `moved_to` (the URL a renamed repository answers at now), `etags`
+    (API path -> ETag, for conditional refreshes), `tarball_sha256` (the snapshot's content address in
+    the store), `refused` (why a tarball was not unpacked), and `refresh_failed` (what the latest
+    refresh ran into while the record keeps the last good answer and snapshot).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -56,6 +61,15 @@ class RepoRecord(BaseModel):
     readme: str | None = None
     note: str | None = None
     specimen: bool = False
+    # Harvest fields (`paperproof harvest`); none of them reaches the site as is.
+    moved_to: str | None = None
+    etags: dict[str, str] | None = None
+    tarball_sha256: str | None = None
+    refused: str | None = None
+    refresh_failed: str | None = None
+    # Community repositories (curated list): what the repository is for, and the topic it belongs to.
+    purpose: str | None = None
+    topic: str | None = None
 
     @property
     def has_source(self) -> bool:

@@ -34,7 +34,7 @@ CONTRACT_CHECK_VOCABULARY: dict[str, str] = {
 }
 
 TIER_VOCABULARY: dict[str, str] = {
-    "relational": "Deterministic and well formed, and metamorphic relations hold (permuting samples permutes per-sample scores)",
+    "relational": "Deterministic, and metamorphic relations hold: permuting the samples permutes the per-sample outputs, and renaming the classes consistently leaves them unchanged",
     "deterministic": "A repeated run on the same case gave identical outputs",
     "well_formed": "Outputs were of the declared kind on every case, but a repeated run differed",
 }
@@ -66,6 +66,36 @@ class Contract(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     clauses: list[Clause] = Field(default_factory=list)
+
+
+class Fidelity(BaseModel):
+    """Which published definition of a hardness metric one output computes (see `build.fidelity`).
+
+    `output` names the output (`return value`, `column confidence`); `matches` the variant of
+    `metric` it equals on `cases_matched` of the `cases` compared; `paper` whether that variant
+    is the paper's definition; `departures` says, in words, where it departs from it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    output: str
+    metric: str
+    matches: str
+    source: str
+    paper: bool
+    cases_matched: int
+    cases: int
+    departures: list[str] = Field(default_factory=list)
+
+
+class SampleLink(BaseModel):
+    """Another sample, as a page links to it ("behaves like ...")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sample_id: str
+    entry: str
+    repo: str
 
 
 class CaseSummary(BaseModel):
@@ -120,6 +150,9 @@ class Sample(BaseModel):
     device: str | None = None
     reproduce: str
     papers: list[str] = Field(default_factory=list)
+    fidelity: list[Fidelity] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    behaves_like: list[SampleLink] = Field(default_factory=list)
 
     @property
     def code_sha256_prefix(self) -> str:

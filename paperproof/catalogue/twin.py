@@ -14,6 +14,7 @@ from pydantic import MISSING, AliasChoices, BaseModel, ConfigDict, Field
 
 from paperproof.catalogue.archive_rows import PaperMethod
 from paperproof.catalogue.repo_record import Reach
+from paperproof.catalogue.sample import Fidelity
 
 # Seed key -> our key. Vendor-named keys get neutral names; vendor endpoints become our URLs.
 SEED_RENAMES: dict[str, str] = {
@@ -88,16 +89,6 @@ class CodeRef(TwinModel):
     url: str | MISSING = MISSING
 
 
-class Fidelity(TwinModel):
-    """Which published definition of a metric a sample computes (filled by the metric core)."""
-
-    metric: str
-    matches: str | None
-    cases_matched: int
-    cases: int
-    departures: list[str] = Field(default_factory=list)
-
-
 class TwinSample(TwinModel):
     code_sha256_prefix: str
     entry: str
@@ -117,7 +108,7 @@ class TwinSample(TwinModel):
     code: CodeRef = Field(validation_alias=_seed_alias("code"))
     reason: str | MISSING = MISSING
     url: str | MISSING = MISSING
-    fidelity: Fidelity | None | MISSING = MISSING
+    fidelity: list[Fidelity] | MISSING = MISSING
 
 
 class Verification(TwinModel):

@@ -215,17 +215,23 @@ def _define(request: dict) -> object:
     return module.__dict__[request["name"]]
 
 
-def _call(target, case: dict, device: str):
-    positional = [materialize(a["spec"], case, device) for a in case["args"] if a.get("positional")]
-    keywords = {a["name"]: materialize(a["spec"], case, device) for a in case["args"] if not a.get("positional")}
+def _apply(target, args: list, case: dict, device: str):
+    positional = [materialize(a["spec"], case, device) for a in args if a.get("positional")]
+    keywords = {a["name"]: materialize(a["spec"], case, device) for a in args if not a.get("positional")}
     return target(*positional, **keywords)
 
 
-def _run_class(cls, case: dict, methods: list[str], device: str) -> dict:
-    """Construct with synthesized arguments, then call each public method that takes no further input."""
-    init = {a["name"]: materialize(a["spec"], case, device) for a in case.get("init_args", [])}
-    instance = cls(**init)
-    return {name: getattr(instance, name)() for name in methods}
+def _call(target, case: dict, device: str):
+    """One call, or one call per sample (collected into a list) for code that takes one sample's data."""
+    if case.get("per_sample"):
+        return [_apply(target, case["args"], {**case, "sample_index": i}, device) for i in range(case["dims"]["N"])]
+    return _apply(target, case["args"], case, device)
+
+
+def _run_class(cls, case: dict, device: str) -> dict:
+    """Construct with synthesized arguments, then call each public method we could make arguments for."""
+    instance = _apply(cls, case["args"], case, device)
+    return {name: _apply(getattr(instance, name), args, case, device) for name, args in case.get("method_args", {}).items()}
 
 
 def run(request: dict, out) -> None:
@@ -260,7 +266,7 @@ def _binds(target, case: dict) -> bool:
 
 def _invoke(target, request: dict, case: dict, device: str):
     if request["kind"] == "class":
-        return _run_class(target, case, request.get("methods", []), device)
+        return _run_class(target, case, device)
     return _call(target, case, device)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.extract import without_defaults
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import CaseOutcome, ExceptionInfo, Isolation, RunResult
 
@@ -59,18 +60,23 @@ class RunRequest:
             "name": self.entry.name,
             "kind": self.entry.kind,
             "methods": self.entry.methods,
-            "closure": self.entry.closure,
+            "closure": self.closure(),
             "cases": [c.model_dump(mode="json") for c in self.fixtures.cases],
             "repeat": [REPEATED_CASE],
             "wants_device": wants_device,
             "limits": self.limits or {},
         }
 
+    def closure(self) -> str:
+        """The entry's closure, without the evaluated defaults our fixtures supply instead."""
+        supplied = [p for p in self.entry.params if p.name in self.fixtures.supplied_defaults]
+        return without_defaults(self.entry.closure, supplied) if supplied else self.entry.closure
+
     def cache_key(self) -> str:
         """Code, closure, fixtures, runner and library versions: any change means a fresh run."""
         parts = [
             self.entry.code_sha256,
-            hashlib.sha256(self.entry.closure.encode()).hexdigest(),
+            hashlib.sha256(self.closure().encode()).hexdigest(),
             self.entry.path,
             self.fixtures.digest(),
             RUNNER_VERSION,

@@ -1,0 +1,99 @@
+"""The system-call layer: a seccomp filter, built once in the zygote and loaded in each sample.
+
+Default allow, with a deny list: the calls a research function never needs and an attacker
+wants (debugging other processes, mounting, new namespaces, kernel keyrings, BPF, perf, module
+loading, rebooting, io_uring which bypasses this filter), and socket families other than
+AF_UNIX, AF_INET and AF_INET6. A denied call fails with EPERM (EAFNOSUPPORT for sockets), so
+sample code sees an ordinary OSError that the child reports as `blocked`. `clone3` answers
+ENOSYS so that the C library falls back to `clone`, whose namespace flags are filtered.
+
+libseccomp is reached through ctypes (standard library only at the trust boundary); where it is
+missing or refuses, the run record says so and the other layers still hold.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+
+SCMP_ACT_ALLOW = 0x7FFF0000
+SCMP_CMP_EQ, SCMP_CMP_GE, SCMP_CMP_MASKED_EQ = 4, 5, 7
+
+DENIED = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "mount_setattr", "move_mount",
+    "open_tree", "fsopen", "fsconfig", "fsmount", "fspick",
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+    "kexec_load", "kexec_file_load", "reboot", "init_module", "finit_module", "delete_module",
+    "swapon", "swapoff", "acct", "quotactl", "syslog", "lookup_dcookie", "fanotify_init",
+    "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm", "vhangup",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+)
+NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
+ALLOWED_FAMILIES = (1, 2, 10)  # AF_UNIX, AF_INET, AF_INET6
+MAX_FAMILY = 46  # AF_MAX on current kernels; anything above is refused by one rule
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+
+def _errno_action(code: int) -> int:
+    return 0x00050000 | (code & 0xFFFF)
+
+
+class Filter:
+    """A filter context prepared in the zygote; `load` installs it in the calling process."""
+
+    def __init__(self) -> None:
+        self.error: str | None = None
+        self._lib = None
+        self._ctx = None
+        try:
+            self._prepare()
+        except OSError as exc:
+            self.error = str(exc)
+
+    def _prepare(self) -> None:
+        name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
+        lib = ctypes.CDLL(name, use_errno=True)
+        lib.seccomp_init.restype = ctypes.c_void_p
+        lib.seccomp_init.argtypes = [ctypes.c_uint32]
+        lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)]
+        lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+        lib.seccomp_load.argtypes = [ctypes.c_void_p]
+        ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
+        if not ctx:
+            raise OSError(errno.ENOMEM, "seccomp_init failed")
+        self._lib, self._ctx = lib, ctx
+        deny = _errno_action(errno.EPERM)
+        for call in DENIED:
+            self._rule(deny, call)
+        self._rule(_errno_action(errno.ENOSYS), "clone3")
+        for flag in NAMESPACE_FLAGS:
+            self._rule(deny, "clone", (0, SCMP_CMP_MASKED_EQ, flag, flag))
+        refuse = _errno_action(errno.EAFNOSUPPORT)
+        for family in range(0, MAX_FAMILY + 1):
+            if family not in ALLOWED_FAMILIES:
+                self._rule(refuse, "socket", (0, SCMP_CMP_EQ, family, 0))
+        self._rule(refuse, "socket", (0, SCMP_CMP_GE, MAX_FAMILY + 1, 0))
+
+    def _rule(self, action: int, call: str, *conditions: tuple[int, int, int, int]) -> None:
+        number = self._lib.seccomp_syscall_resolve_name(call.encode())
+        if number < 0:
+            return  # not a call on this architecture
+        array = (_ArgCmp * max(1, len(conditions)))(*(_ArgCmp(*c) for c in conditions))
+        result = self._lib.seccomp_rule_add_array(self._ctx, action, number, len(conditions), array)
+        if result < 0:
+            raise OSError(-result, f"seccomp rule for {call}: {errno.errorcode.get(-result, result)}")
+
+    def load(self) -> str | None:
+        """Install the filter in this process; returns why not, or None when it holds."""
+        if self.error is not None:
+            return self.error
+        result = self._lib.seccomp_load(self._ctx)
+        if result < 0:
+            return f"seccomp_load: {errno.errorcode.get(-result, result)}"
+        return None
