@@ -148,3 +148,6 @@ def test_data_map_on_the_paper_whose_repositories_implement_it(bundled_site):
     assert "data-map.svg" not in other
     svg = (bundled_site / "static" / "data-map.svg").read_text()
     assert svg.count("<circle") == 400 and "<title" in svg
+    import xml.etree.ElementTree as ET
+
+    assert ET.fromstring(svg).tag.endswith("svg")

@@ -25,7 +25,8 @@ class Point:
     colour: str
 
 
-def points() -> list[Point]:
+def points() -> tuple[list[Point], float]:
+    """The samples as plot coordinates, and the largest variability (the x axis' extent)."""
     from paperproof.runner.metrics import confidence, correctness, variability
 
     logits, labels = dynamics(SEED, EPOCHS, SAMPLES, CLASSES)
@@ -39,15 +40,16 @@ def points() -> list[Point]:
         x = MARGIN + (WIDTH - 2 * MARGIN) * float(v) / span_x
         y = HEIGHT - MARGIN - (HEIGHT - 2 * MARGIN) * float(c)
         out.append(Point(round(x, 1), round(y, 1), colour))
-    return out
+    return out, span_x
 
 
 def svg() -> str:
-    dots = "\n".join(f'<circle cx="{p.x:.1f}" cy="{p.y:.1f}" r="3" fill="{p.colour}" fill-opacity="0.8"/>' for p in points())
+    plotted, span_x = points()
+    dots = "\n".join(f'<circle cx="{p.x:.1f}" cy="{p.y:.1f}" r="3" fill="{p.colour}" fill-opacity="0.8"/>' for p in plotted)
     legend = "\n".join(
         f'<rect x="{WIDTH - MARGIN + 6}" y="{MARGIN + 18 * i}" width="10" height="10" fill="{colour}"/>'
         f'<text x="{WIDTH - MARGIN + 20}" y="{MARGIN + 18 * i + 9}" font-size="10">'
-        f'{"<" if limit <= 1 else "≤"}{min(limit, 1.0):.1f}</text>'
+        f'{"&lt;" if limit <= 1 else "≤"}{min(limit, 1.0):.1f}</text>'
         for i, (limit, colour) in enumerate(BANDS)
     )
     bottom, right = HEIGHT - MARGIN, WIDTH - MARGIN
@@ -61,6 +63,8 @@ def svg() -> str:
 <text x="14" y="{HEIGHT / 2:.0f}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {HEIGHT / 2:.0f})">confidence</text>
 <text x="{MARGIN - 6}" y="{MARGIN + 4}" font-size="10" text-anchor="end">1</text>
 <text x="{MARGIN - 6}" y="{bottom + 4}" font-size="10" text-anchor="end">0</text>
+<text x="{MARGIN}" y="{bottom + 14}" font-size="10" text-anchor="middle">0</text>
+<text x="{right}" y="{bottom + 14}" font-size="10" text-anchor="middle">{span_x:.2f}</text>
 <text x="{right + 6}" y="{MARGIN - 8}" font-size="10">correctness</text>
 {legend}
 {dots}

@@ -64,6 +64,7 @@ class Outcome:
     settled: bool
     downloaded: int = 0
     stop: Exception | None = None
+    failure: str | None = None  # `error` or `rate_limited` when the API gave no answer this time
 
 
 @dataclass
@@ -71,6 +72,7 @@ class HarvestSummary:
     store: str
     repositories: int = 0
     already_settled: int = 0
+    settled: int = 0
     invalid_urls: int = 0
     reach: Counter = field(default_factory=Counter)
     answers: Counter = field(default_factory=Counter)
@@ -157,11 +159,12 @@ class Harvester:
             return self._harvest(key, previous)
         except RateLimited as exc:
             reason = f"rate limited before the API answered; resume after {_iso(exc.until)}"
-            return Outcome(key, self._failed(key, previous, "rate_limited", reason), settled=False, stop=exc)
+            return Outcome(key, self._failed(key, previous, "rate_limited", reason), settled=False, stop=exc,
+                           failure="rate_limited")
         except CredentialsRefused as exc:
-            return Outcome(key, None, settled=False, stop=exc)
+            return Outcome(key, None, settled=False, stop=exc, failure="error")
         except NoAnswer as exc:
-            return Outcome(key, self._failed(key, previous, "error", str(exc)), settled=False)
+            return Outcome(key, self._failed(key, previous, "error", str(exc)), settled=False, failure="error")
 
     @staticmethod
     def _failed(key: RepoKey, previous: RepoRecord | None, status: str, reason: str) -> RepoRecord:
@@ -209,21 +212,18 @@ class Harvester:
 
         spdx, licence_file, licence_note = self._licence(full_name, etags, previous)
         commit, commit_note = self._commit(full_name, default_branch, etags, previous)
-        notes = [n for n in (licence_note, commit_note) if n]
-        if moved_to:
-            notes.insert(0, f"moved to {moved_to}")
-        common = dict(url=key.url, repo=key.repo, host=key.host, licence=spdx, licence_file=licence_file,
-                      default_branch=default_branch, moved_to=moved_to, etags=etags or None)
-        if commit is None:
-            return Outcome(key, RepoRecord(source="none", reach=_reach(status, licence.reach_spdx(spdx)),
-                                           note="; ".join(notes) or None, **common), settled=True)
-
-        snapshot, sha256, refused, downloaded = self._snapshot(key, full_name, commit, previous)
+        notes = [n for n in (f"moved to {moved_to}" if moved_to else None, licence_note, commit_note) if n]
+        snapshot = sha256 = refused = None
+        downloaded = 0
         pinned = commit
-        if snapshot is None and previous is not None and previous.snapshot is not None and refused:
-            # Keep the last good snapshot (and the commit it is at); say why the new one was not taken.
-            snapshot, sha256, pinned = previous.snapshot, previous.tarball_sha256, previous.commit
-            notes.append(f"keeping the snapshot of commit {previous.commit}")
+        if commit is not None:
+            snapshot, sha256, refused, downloaded = self._snapshot(key, full_name, commit, previous)
+            if refused and previous is not None and previous.snapshot is not None:
+                # Keep the last good snapshot, and the commit it is at; the note says why the new one was not taken.
+                snapshot, sha256, pinned = previous.snapshot, previous.tarball_sha256, previous.commit
+                notes.append(f"keeping the snapshot of commit {previous.commit}")
+            if refused:
+                notes.append(f"tarball refused: {refused}")
         readme = None
         if snapshot is not None:
             root = self.store.root / snapshot
@@ -231,12 +231,12 @@ class Harvester:
             if spdx is None:
                 spdx, licence_file = licence.detect(root)
                 notes.append("licence read from the snapshot: the API gave none")
-        if refused:
-            notes.append(f"tarball refused: {refused}")
         record = RepoRecord(
-            source="harvest" if snapshot else "none", reach=_reach(status, licence.reach_spdx(spdx)),
-            commit=pinned, snapshot=snapshot, readme=readme, note="; ".join(notes) or None,
-            tarball_sha256=sha256, refused=refused, **{**common, "licence": spdx, "licence_file": licence_file},
+            url=key.url, repo=key.repo, host=key.host, source="harvest" if snapshot else "none",
+            reach=_reach(status, licence.reach_spdx(spdx)), licence=spdx, licence_file=licence_file,
+            commit=pinned, default_branch=default_branch, snapshot=snapshot, readme=readme,
+            note="; ".join(notes) or None, moved_to=moved_to, etags=etags or None, tarball_sha256=sha256,
+            refused=refused,
         )
         return Outcome(key, record, settled=True, downloaded=downloaded)
 
@@ -254,7 +254,7 @@ class Harvester:
             reason = f"the API answered HTTP {meta.status}" + (f" ({message})" if message else "") + ": unavailable"
             return Outcome(key, self._answered_nothing(key, previous, "unavailable", reason, {}), settled=True)
         reason = f"GET /repos/{key.repo}: unexpected HTTP {meta.status}" + (f" ({message})" if message else "")
-        return Outcome(key, self._failed(key, previous, "error", reason), settled=False)
+        return Outcome(key, self._failed(key, previous, "error", reason), settled=False, failure="error")
 
     def _licence(self, full_name: str, etags: dict[str, str],
                  previous: RepoRecord | None) -> tuple[str | None, str | None, str | None]:
@@ -353,7 +353,6 @@ def harvest(config: HarvestConfig) -> HarvestSummary:
         with GitHubClient(settings) as client:
             stop = _run(Harvester(client, store, config.limits), store, todo, max(1, config.concurrency), summary)
             summary.answers = client.answers
-        done = summary.already_settled + sum(summary.reach[s] for s in FINAL) + summary.reach["none"]
         if stop is None:
             store.write_state(HarvestState(status="complete", keys=len(keys), settled=len(keys)))
             store.reset_journal()
@@ -362,7 +361,7 @@ def harvest(config: HarvestConfig) -> HarvestSummary:
             summary.stopped = stop.reason if isinstance(stop, RateLimited) else str(stop)
             summary.resume_after = _iso(until) if until else None
             store.write_state(HarvestState(status="stopped", reason=summary.stopped, resume_after=summary.resume_after,
-                                           keys=len(keys), settled=done))
+                                           keys=len(keys), settled=summary.already_settled + summary.settled))
     return summary
 
 
@@ -413,19 +412,24 @@ def _run(harvester: Harvester, store: Store, todo: list[RepoKey], concurrency: i
 
 
 def _settle(store: Store, outcome: Outcome, summary: HarvestSummary) -> None:
+    """Write the outcome's record (if it changed), count it, and journal it when the repository is settled."""
     record = outcome.record
     if record is not None:
         if store.write_record(outcome.key, record):
             summary.written += 1
         else:
             summary.unchanged += 1
-        summary.reach[record.reach.status if record.reach else "none"] += 1
-        if record.refused and outcome.settled and record.refused not in (r for _, r in summary.refused):
+        if record.refused and outcome.settled:
             summary.refused.append((record.repo, record.refused))
-        if not outcome.settled:
-            summary.failed.append((record.repo, record.refresh_failed or record.note or "no answer"))
+    if outcome.failure is not None:
+        summary.reach[outcome.failure] += 1
+        reason = (record.refresh_failed or record.note) if record is not None else str(outcome.stop)
+        summary.failed.append((outcome.key.repo, reason or "no answer"))
+    else:
+        summary.reach[record.reach.status if record is not None and record.reach else "not_asked"] += 1
     if outcome.downloaded:
         summary.downloaded += 1
         summary.downloaded_bytes += outcome.downloaded
     if outcome.settled:
         store.settle(outcome.key)
+        summary.settled += 1

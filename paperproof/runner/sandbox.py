@@ -4,10 +4,14 @@ Layers, each reported, each with its fallback stated when the kernel refuses it:
 - namespaces: network (loopback only), PID (the run is killed as a whole), mount, IPC, UTS;
   a user namespace is tried when we are not root;
 - filesystem: a fresh root on tmpfs holding only read-only binds of the system and Python trees and
-  the snapshot, plus the private working directory; `/tmp` is private;
-- user: an unprivileged uid per worker slot, so concurrent samples cannot signal each other;
+  the snapshot; the working directory, `/tmp` and `/dev/shm` are private size-capped tmpfs mounts,
+  so nothing a sample writes reaches the host's disk;
+- user: an unprivileged uid per worker slot, so concurrent samples cannot signal each other, and
+  the parent-death signal re-armed after the uid change (the kernel clears it then);
+- system calls: a seccomp deny list (`seccomp`);
 - resource limits: CPU seconds, address space, open files, processes, file size;
 - environment: nothing from the host (no tokens), a minimal PATH, HOME in the working directory.
+After a timeout, or when there is no PID namespace, `sweep` kills every process of the slot's uid.
 
 Standard library only (ctypes for the kernel calls Python does not wrap): this runs at the trust boundary.
 """
@@ -50,8 +54,11 @@ class Limits:
     address_space: int = 2 * 1024**3
     open_files: int = 256
     processes: int = 64
-    file_size: int = 16 * 1024**2
-    output_bytes: int = 8 * 1024**2  # stdout, stderr and the report, each
+    file_size: int = 16 * 1024**2  # stdout, stderr and the report are files: each is capped by this
+    output_bytes: int = 8 * 1024**2  # the report read back from the child
+    record_bytes: int = 1024**2  # one report line: a case whose summary is larger is unserialisable
+    value_bytes: int = 256 * 1024**2  # a returned value larger than this is not summarised
+    scratch_bytes: int = 64 * 1024**2  # each private tmpfs: the working directory, /tmp, /dev/shm
 
 
 @dataclass
@@ -60,6 +67,7 @@ class IsolationReport:
     pid: str = "process_group"
     filesystem: str = "none"
     user: str = "same"
+    syscalls: str = "none"
     fallbacks: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
@@ -158,29 +166,46 @@ def python_trees() -> list[str]:
 
 SYSTEM_TREES = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+GPU_TREES = ("/sys",)  # read-only: the CUDA driver reads PCI topology there
 
 
-def private_root(workdir: str, read_only: list[str], new_root: str, report: IsolationReport) -> str:
+def gpu_devices() -> list[str]:
+    try:
+        return sorted(f"/dev/{name}" for name in os.listdir("/dev") if name.startswith("nvidia"))
+    except OSError:
+        return []
+
+
+def _tmpfs(target: str, size: int, mode: str, owner: int | None = None) -> None:
+    os.makedirs(target, exist_ok=True)
+    options = f"size={size},mode={mode}" + (f",uid={owner},gid={owner}" if owner is not None else "")
+    mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
+
+
+def private_root(read_only: list[str], new_root: str, report: IsolationReport, owner: int | None,
+                 scratch_bytes: int, gpu: bool = False, fallback_dir: str | None = None) -> str:
     """Build a fresh root on tmpfs and chroot into it; returns the working directory inside it.
 
     `new_root` is an empty directory; the tmpfs mounted on it exists only in this mount namespace.
-    Only system trees, Python trees and `read_only` paths are visible, all read-only; the
-    working directory is the one writable place, at `/sandbox/work`; `/tmp` is an empty tmpfs.
+    Only system trees, Python trees and `read_only` paths are visible, all read-only. The
+    working directory (`/sandbox/work`, owned by `owner`), `/tmp` and `/dev/shm` are fresh tmpfs
+    mounts of `scratch_bytes` each: private, and unable to fill the host's disk. `/tmp` is
+    mounted before the binds, so a snapshot that lies under the host's /tmp stays visible.
     """
     try:
         mount(None, "/", None, MS_REC | MS_PRIVATE)
-        mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=755")
-        for tree in (*SYSTEM_TREES, *python_trees(), *read_only):
+        mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+        _tmpfs(new_root + "/tmp", scratch_bytes, "1777")
+        trees = [*SYSTEM_TREES, *python_trees(), *read_only, *(GPU_TREES if gpu else ())]
+        for tree in trees:
             if os.path.exists(tree):
                 _bind(os.path.realpath(tree) if tree not in SYSTEM_TREES else tree, new_root)
-        for device in DEVICES:
+        for device in (*DEVICES, *(gpu_devices() if gpu else ())):
             if os.path.exists(device):
                 _bind(device, new_root, writable=True)
+        _tmpfs(new_root + "/dev/shm", scratch_bytes, "1777")
         inside = SANDBOX_ROOT + "/work"
-        os.makedirs(new_root + inside, exist_ok=True)
-        mount(workdir, new_root + inside, None, MS_BIND)
-        os.makedirs(new_root + "/tmp", exist_ok=True)
-        mount("tmpfs", new_root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+        _tmpfs(new_root + inside, scratch_bytes, "700", owner)
         os.makedirs(new_root + "/proc", exist_ok=True)
         try:
             mount("proc", new_root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -191,8 +216,9 @@ def private_root(workdir: str, read_only: list[str], new_root: str, report: Isol
         os.chdir(inside)
     except OSError as exc:
         report.fallbacks.append(f"private filesystem refused ({exc.strerror}); host filesystem visible")
-        os.chdir(workdir)
-        return workdir
+        if fallback_dir is not None:
+            os.chdir(fallback_dir)
+        return os.getcwd()
     report.filesystem = "read_only"
     return inside
 
@@ -242,7 +268,34 @@ def clean_environment(home: str) -> None:
     })
 
 
-def die_with_parent() -> None:
+def die_with_parent(parent: int) -> None:
+    """SIGKILL when the parent dies. Set again after a uid change: the kernel clears it then."""
     prctl(PR_SET_PDEATHSIG, 9)
-    if os.getppid() == 1:  # the parent already went: do not outlive it
+    if os.getppid() != parent:  # the parent already went: do not outlive it
         os._exit(70)
+
+
+def default_signals() -> None:
+    """Python ignores SIGXFSZ and SIGPIPE; a sample gets the kernel's defaults, so that passing
+    the file-size cap ends it (recorded as `output_limit`) instead of failing writes silently."""
+    import signal
+
+    for number in (signal.SIGXFSZ, signal.SIGPIPE):
+        signal.signal(number, signal.SIG_DFL)
+
+
+def sweep(uid: int) -> None:
+    """Kill every process of `uid`, wherever it hides (detached, in any namespace): a forked
+    helper takes that uid and signals all it may. Only as root, and only for sandbox uids."""
+    if os.getuid() != 0 or uid < BASE_UID:
+        return
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, 9)
+        except OSError:
+            pass
+        os._exit(0)
+    os.waitpid(pid, 0)
