@@ -16,7 +16,9 @@ def main(argv: list[str] | None = None) -> int:
 
     b = commands.add_parser("build", help="build the catalogue site (the bundled snapshot by default)")
     b.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id")
-    b.add_argument("--repos", type=Path, help="a directory of checkouts (owner+name/, owner/name/) or owner+name.tar.gz files")
+    sources = b.add_mutually_exclusive_group()
+    sources.add_argument("--repos", type=Path, help="a directory of checkouts (owner+name/, owner/name/) or owner+name.tar.gz files")
+    sources.add_argument("--store", type=Path, help="a harvest store written by `paperproof harvest`")
     b.add_argument("--out", type=Path, default=Path("site"), help="where to write the site (default: site/)")
     b.add_argument("--base-url", default="", help="URL prefix of the published site (default: site-relative links)")
     b.add_argument("--workers", type=int, help="sandbox workers (default: one per core)")
@@ -30,9 +32,21 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--all", action="store_true", help="verify every entry, not only the most relevant")
     v.add_argument("--workers", type=int)
 
+    h = commands.add_parser("harvest", help="ask GitHub about every linked repository and store pinned snapshots")
+    h.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id")
+    h.add_argument("--store", type=Path, default=Path(".paperproof-store"), help="the harvest store (default: .paperproof-store/)")
+    h.add_argument("--api-url", default="https://api.github.com", help="REST API base URL (GitHub Enterprise: https://HOST/api/v3)")
+    h.add_argument("--concurrency", type=int, default=4, help="repositories asked about at once (default: 4)")
+    h.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default: 30)")
+    h.add_argument("--retries", type=int, default=3, help="retries on 5xx, timeouts and broken answers (default: 3)")
+    h.add_argument("--max-wait", type=float, default=300.0,
+                   help="longest rate-limit wait in seconds before stopping to resume later (default: 300)")
+
     args = parser.parse_args(argv)
     if args.command == "build":
         return _build(args)
+    if args.command == "harvest":
+        return _harvest(args)
     return _verify(args)
 
 
@@ -40,7 +54,7 @@ def _build(args: argparse.Namespace) -> int:
     from paperproof.build.pipeline import BuildConfig, build
 
     config = BuildConfig(archive=args.archive, repos=args.repos, out=args.out, base_url=args.base_url,
-                         workers=args.workers, cache=None if args.no_cache else args.cache)
+                         workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store)
     try:
         summary = build(config)
     except (FileNotFoundError, NotADirectoryError) as exc:
@@ -50,6 +64,28 @@ def _build(args: argparse.Namespace) -> int:
         print(line)
     print(f"open {config.out / 'index.html'} in a browser, or serve it: python -m http.server -d {config.out}")
     return 0
+
+
+def _harvest(args: argparse.Namespace) -> int:
+    """Exit 0 when every repository is settled, 75 (try again later) when the API's rate limit stopped it."""
+    import os
+
+    from paperproof.catalogue.harvest import HarvestConfig, harvest
+    from paperproof.catalogue.store import StoreBusy
+
+    config = HarvestConfig(archive=args.archive, store=args.store, api_url=args.api_url, concurrency=args.concurrency,
+                           timeout=args.timeout, retries=args.retries, max_wait=args.max_wait,
+                           token=os.environ.get("GITHUB_TOKEN") or None)
+    try:
+        summary = harvest(config)
+    except (FileNotFoundError, NotADirectoryError, StoreBusy, ValueError) as exc:
+        print(f"paperproof: {exc}", file=sys.stderr)
+        return 2
+    for line in summary.lines():
+        print(line)
+    if summary.complete:
+        return 0
+    return 2 if summary.resume_after is None else 75
 
 
 def _verify(args: argparse.Namespace) -> int:

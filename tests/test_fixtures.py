@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import numpy as np
 import pandas as pd
 
@@ -119,3 +122,31 @@ def test_classes_get_constructor_and_method_arguments():
     case = fixtures.cases[0]
     assert [a.name for a in case.args] == ["num_classes"] and list(case.method_args) == ["score"]
     assert fixtures.skipped_methods[0].param == "save()"
+
+
+NAMES = ["logits", "probs", "labels", "targets", "training_dynamics", "img", "images", "embeddings", "p_values",
+         "scores", "df", "args", "num_classes", "epochs", "seed", "noise_rate", "alpha", "k", "v", "device",
+         "gold_probs", "correct", "vocab", "model", "path", "mystery"]
+ANNOTATIONS = [None, "np.ndarray", "torch.Tensor", "List[float]", "int", "float", "str", "bool", "pd.DataFrame"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(ANNOTATIONS)), min_size=1, max_size=5,
+                unique_by=lambda t: t[0]))
+def test_any_signature_gets_coherent_cases_or_names_what_is_missing(params):
+    signature = ", ".join(f"{n}: {a}" if a else n for n, a in params)
+    fixtures = synthesize(entry(f"def f({signature}):\n    pass\n"))
+    if fixtures.missing:
+        assert not fixtures.cases and {m.param for m in fixtures.missing} <= {n for n, _ in params}
+        return
+    assert [a.name for a in fixtures.cases[0].args] == [n for n, _ in params]
+    for case in fixtures.cases[:2]:
+        first, second = values(case), values(case)
+        for name in first:
+            a, b = first[name], second[name]
+            if isinstance(a, np.ndarray):
+                assert np.array_equal(a, b, equal_nan=True)
+            elif isinstance(a, pd.DataFrame):
+                assert a.equals(b)
+            elif not hasattr(a, "__array__"):
+                assert a == b or (a != a and b != b)

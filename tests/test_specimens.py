@@ -102,6 +102,12 @@ FIDELITY = {
         ("column correctness", "correctness", "fraction_argmax", True)],
     ("paperproof-specimens/legacy-tf-maps", "confidence_from_probs"): [("return value", "confidence", "mean_gold_prob", True)],
     ("paperproof-specimens/perturb-kit", "flip_labels_uniform"): [],
+    # A class: constructed, then its methods called with synthesized arguments.
+    ("paperproof-specimens/dynamics-maps", "DynamicsTracker"): [
+        ("key confidence", "confidence", "mean_gold_prob", True), ("key variability", "variability", "ddof0", True)],
+    # Takes one sample's correctness trend: called once per sample, outputs collected.
+    ("paperproof-specimens/dynamics-maps-fork", "compute_forgetfulness"):
+        [("return value", "forgetfulness", "never1000_count", True)],
 }
 
 

@@ -80,18 +80,22 @@ def _same(a: np.ndarray, b: tuple[float, ...]) -> bool:
     return a.shape == other.shape and bool(np.allclose(a, other, atol=ATOL, rtol=RTOL, equal_nan=True))
 
 
+def _all_args(case: FixtureCase) -> list:
+    return [*case.args, *(a for args in case.method_args.values() for a in args)]
+
+
 def _logits_dtype(case: FixtureCase) -> str:
-    for arg in case.args:
+    for arg in _all_args(case):
         if arg.spec.kind in ("logits", "probs"):
             return str(arg.spec.params.get("dtype", "float32"))
-    return "float32" if any(a.spec.kind in ("td_dict", "td_frame") for a in case.args) else "float64"
+    return "float32" if any(a.spec.kind in ("td_dict", "td_frame") for a in _all_args(case)) else "float64"
 
 
 def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
     """Findings for each recognised per-sample output; empty when nothing is recognised."""
     if result is None or not fixtures.cases:
         return []
-    kinds = {a.spec.kind for c in fixtures.cases for a in c.args}
+    kinds = {a.spec.kind for c in fixtures.cases for a in _all_args(c)}
     if not kinds & DYNAMICS_KINDS:
         return []
     from paperproof.runner.metrics import VARIANTS

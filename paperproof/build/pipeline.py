@@ -22,12 +22,14 @@ from paperproof.build.twin import repo_kind, safe_key
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
 from paperproof.catalogue.archive_rows import CodeLinkRow
+from paperproof.catalogue.community import KIND as COMMUNITY_KIND, Community, annotate, curated
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
-from paperproof.catalogue.repos import LocalRepos, record_without_source
+from paperproof.catalogue.repos import LocalRepos, RepoSource, record_without_source
 from paperproof.catalogue.repo_url import RepoKey
 from paperproof.catalogue.sample import Sample
 from paperproof.catalogue.select import DEFAULT_PER_REPO, Selected, paper_terms, select
+from paperproof.catalogue.store import StoreRepos
 from paperproof.fixtures.synth import synthesize
 from paperproof.runner.executor import Executor, ResultCache, RunRequest
 
@@ -41,6 +43,7 @@ class BuildConfig:
     workers: int | None = None
     cache: Path | None = Path(".paperproof-cache")
     per_repo: int = DEFAULT_PER_REPO
+    store: Path | None = None  # a harvest store (`paperproof harvest`), used as `repos` is
 
 
 @dataclass
@@ -96,7 +99,9 @@ class NoSources:
         return record_without_source(key, "no source: the build was given no --repos")
 
 
-def repository_source(config: BuildConfig) -> LocalRepos | NoSources:
+def repository_source(config: BuildConfig) -> RepoSource:
+    if config.store is not None:
+        return StoreRepos(config.store)
     if config.repos is not None:
         return LocalRepos(config.repos, unpack_dir=(config.cache or config.out.parent / ".paperproof-cache") / "unpacked")
     if config.archive is None:
@@ -105,7 +110,8 @@ def repository_source(config: BuildConfig) -> LocalRepos | NoSources:
     return NoSources()
 
 
-def resolve_repositories(links: dict[str, list[CodeLinkRow]], source: LocalRepos | NoSources) -> dict[str, RepoWork]:
+def resolve_repositories(links: dict[str, list[CodeLinkRow]], source: RepoSource,
+                         community: Community | None = None) -> dict[str, RepoWork]:
     """A record for every repository any link points at, keyed by normalised URL."""
     keys: dict[str, RepoKey] = {}
     for paper_links in links.values():
@@ -121,7 +127,20 @@ def resolve_repositories(links: dict[str, list[CodeLinkRow]], source: LocalRepos
             key = safe_key(link.repo_url)
             if key is not None and key.key in repos:
                 repos[key.key].papers.append((slug, repo_kind(link)))
+    add_community(repos, source, curated() if community is None else community)
     return repos
+
+
+def add_community(repos: dict[str, RepoWork], source: RepoSource, community: Community) -> None:
+    """Curated repositories: each gets a record (so a page) and its papers, as kind `community`, unless linked."""
+    for entry in community:
+        key = entry.key
+        work = repos.get(key.key)
+        if work is None:
+            work = repos[key.key] = RepoWork(source.record_for(key))
+        work.record = annotate(work.record, entry)
+        linked = {slug for slug, _ in work.papers}
+        work.papers.extend((slug, COMMUNITY_KIND) for slug in entry.papers if slug not in linked)
 
 
 def collect_paper_terms(archive: Archive, links: dict[str, list[CodeLinkRow]],

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from paperproof.build.urls import SiteUrls
+from paperproof.catalogue import community
 from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, task_slug
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import RepoKey, normalise_repo_url
@@ -119,6 +120,17 @@ def paper_twin(paper: PaperRow, source: Source, links: list[CodeLinkRow], record
             kinds.setdefault(kind, [])
             if key.key not in kinds[kind]:
                 kinds[kind].append(key.key)
+    for ckey in community.curated().for_paper(slug):  # curated repositories of this paper, after its code links
+        record = records.get(ckey.key)
+        if record is None or ckey.key in seen:
+            continue
+        seen.add(ckey.key)
+        repo_refs.append(RepoRef(provenance=community.PROVENANCE, url=record.url, reach=record.reach))
+        for sample in samples.get(ckey.key, []):
+            twin_samples.append(twin_sample(sample, community.KIND, urls))
+            kinds.setdefault(community.KIND, [])
+            if ckey.key not in kinds[community.KIND]:
+                kinds[community.KIND].append(ckey.key)
     twin_samples = sample_order(twin_samples)
     counts = Counter(s.status for s in twin_samples)
     summary = {status: counts[status] for status in STATUS_VOCABULARY if counts[status]}

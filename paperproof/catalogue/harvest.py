@@ -210,7 +210,11 @@ class Harvester:
             return Outcome(key, record.model_copy(update={"moved_to": moved_to}), settled=True)
         status = "moved" if moved_to else "ok"
 
-        spdx, licence_file, licence_note = self._licence(full_name, etags, previous)
+        if meta.status == 304 and previous is not None:
+            # The repository object carries its licence: unchanged object, unchanged licence; nothing to ask.
+            spdx, licence_file, licence_note = previous.licence, previous.licence_file, None
+        else:
+            spdx, licence_file, licence_note = self._licence(full_name, etags, previous)
         commit, commit_note = self._commit(full_name, default_branch, etags, previous)
         notes = [n for n in (f"moved to {moved_to}" if moved_to else None, licence_note, commit_note) if n]
         snapshot = sha256 = refused = None

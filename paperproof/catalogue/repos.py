@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import tarfile
 from pathlib import Path
+from typing import Protocol
 
 from paperproof.catalogue import licence
 from paperproof.catalogue.repo_record import RepoRecord
@@ -54,6 +55,12 @@ def record_from_checkout(key: RepoKey, root: Path, source: str, *, specimen: boo
         licence=spdx, licence_file=licence_file, commit=commit or git_head(root),
         snapshot=str(root.resolve()), readme=find_readme(root), note=note, specimen=specimen,
     )
+
+
+class RepoSource(Protocol):
+    """Where the build gets repository records: `LocalRepos` (`--repos`), `StoreRepos` (`--store`), or none."""
+
+    def record_for(self, key: RepoKey) -> RepoRecord: ...
 
 
 def record_without_source(key: RepoKey, note: str) -> RepoRecord:

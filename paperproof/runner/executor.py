@@ -1,8 +1,10 @@
-"""Running entries in the sandbox: a pool of warm zygotes, the result cache, and report parsing.
+"""Running entries in the sandbox: a pool of warm zygotes and the result cache.
 
 The parent side of the trust boundary. It sends plain JSON requests to zygotes it started itself,
 and turns what comes back (untrusted: written by the sample's process) into validated
-`RunResult`s; nothing from the sandbox is unpickled or evaluated.
+`RunResult`s (`answer.parse_answer`); nothing from the sandbox is unpickled or evaluated.
+A zygote that dies or stops answering is restarted, and the sample it was running is recorded
+as a runner error, never cached, so the build goes on and the next build runs it again.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ import hashlib
 import json
 import os
 import queue
-import signal
+import select
+import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,20 +30,15 @@ from pydantic import ValidationError
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.extract import without_defaults
 from paperproof.catalogue.fixture_case import FixtureSet
-from paperproof.catalogue.run_result import CaseOutcome, ExceptionInfo, Isolation, RunResult
+from paperproof.catalogue.run_result import RunResult
+from paperproof.runner.answer import RUNNER_VERSION, parse_answer
+from paperproof.runner.sandbox import Limits
+from paperproof.runner.slots import Slot
 
-RUNNER_VERSION = "1"
 LIBRARIES = ("numpy", "pandas", "torch")
 REPEATED_CASE = "typical"  # run twice to tell deterministic outputs from well-formed ones
-
-_SIGNAL_REASONS = {
-    signal.SIGXCPU: "CPU time limit reached",
-    signal.SIGXFSZ: "file size limit reached (output too large)",
-    signal.SIGSEGV: "segmentation fault",
-    signal.SIGBUS: "bus error",
-    signal.SIGABRT: "aborted",
-    signal.SIGKILL: "killed",
-}
+START_SECONDS = 180.0  # a zygote importing torch on a loaded machine
+ANSWER_GRACE_SECONDS = 60.0  # beyond the wall-clock limit, before a silent zygote is given up
 
 
 @dataclass(frozen=True)
@@ -97,50 +96,112 @@ def library_versions() -> list[str]:
 
 
 class Zygote:
-    """One warm fork server process, used by one thread at a time."""
+    """One warm fork server process on its own worker slot, used by one thread at a time."""
 
-    def __init__(self, slot: int) -> None:
-        self.slot = slot
-        self.process: subprocess.Popen[str] | None = None
+    def __init__(self) -> None:
+        self._slot = Slot()
+        self.slot = self._slot.number
+        self.process: subprocess.Popen[bytes] | None = None
+        self.runs_root: str | None = None
+        self._buffer = b""
 
-    def _start(self) -> subprocess.Popen[str]:
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES")}
+    def _start(self) -> subprocess.Popen[bytes]:
+        keep = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "TMPDIR")
+        env = {k: v for k, v in os.environ.items() if k in keep}
         env.update(PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        process = subprocess.Popen(
+        self._buffer = b""
+        self.process = subprocess.Popen(
             [sys.executable, "-I", "-m", "paperproof.runner.zygote", str(self.slot)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, env=env, start_new_session=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
+            env=env, start_new_session=True, pass_fds=(self._slot.fd,),
         )
-        ready = process.stdout.readline() if process.stdout else ""
-        if not ready.startswith('{"ready": true'):
-            process.kill()
+        ready = self._read_line(START_SECONDS)
+        try:
+            hello = json.loads(ready or b"{}")
+        except ValueError:
+            hello = {}
+        if not hello.get("ready"):
+            self._stop()
             raise RuntimeError(f"the sandbox zygote did not start (said {ready!r}); is paperproof installed?")
-        return process
+        self.runs_root = str(hello.get("runs_root") or "") or None
+        return self.process
+
+    def _read_line(self, timeout: float) -> bytes | None:
+        """One answer line, or None when the zygote closed its end or stayed silent past `timeout`."""
+        assert self.process is not None and self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            readable, _, _ = select.select([fd], [], [], left)
+            if readable:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return None
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def _send(self, payload: dict) -> bool:
+        if self.process is None or self.process.poll() is not None:
+            self._stop()
+            self._start()
+        assert self.process is not None and self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(payload).encode() + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            return False
+        return True
 
     def run(self, payload: dict) -> dict:
-        for attempt in range(2):
-            if self.process is None or self.process.poll() is not None:
-                self.process = self._start()
-            assert self.process.stdin and self.process.stdout
+        """The zygote's answer; a zygote that died (before or during this run) is restarted, and an
+        answer of `runner_error` says what happened to it during this run."""
+        if not self._send(payload):  # it had died between runs: not this sample's doing
+            self._stop()
+            if not self._send(payload):
+                return {"runner_error": "the sandbox zygote could not be restarted"}
+        wall = Limits(**payload.get("limits", {})).wall_seconds
+        line = self._read_line(wall + ANSWER_GRACE_SECONDS)
+        if line is not None:
             try:
-                self.process.stdin.write(json.dumps(payload) + "\n")
-                self.process.stdin.flush()
-                line = self.process.stdout.readline()
-            except (BrokenPipeError, OSError):
-                line = ""
-            if line:
                 return json.loads(line)
-            self.close()
-        raise RuntimeError("the sandbox zygote died twice on one request")
+            except ValueError:
+                pass
+        how = self._stop()
+        return {"runner_error": f"the sandbox zygote {how} while running this sample; it was restarted for the next one"}
+
+    def _stop(self) -> str:
+        """Kill the zygote (its supervisors and samples die with it) and clear its runs; says how it had ended."""
+        if self.process is None:
+            return "was not running"
+        code = self.process.poll()
+        if code is None:
+            how = "stopped answering"
+            self.process.kill()
+            self.process.wait()
+        else:
+            how = f"died (signal {-code})" if code < 0 else f"exited with status {code}"
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+        if self.runs_root:
+            shutil.rmtree(self.runs_root, ignore_errors=True)
+        self.process, self.runs_root, self._buffer = None, None, b""
+        return how
 
     def close(self) -> None:
         if self.process is not None:
             try:
-                self.process.stdin.close() if self.process.stdin else None
-                self.process.wait(timeout=5)
+                if self.process.stdin is not None:
+                    self.process.stdin.close()
+                self.process.wait(timeout=10)
             except (subprocess.TimeoutExpired, OSError):
-                self.process.kill()
-            self.process = None
+                pass
+            self._stop()
+        self._slot.release()
 
 
 class ResultCache:
@@ -176,7 +237,7 @@ class Executor:
     def __init__(self, workers: int | None = None, cache: ResultCache | None = None) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.cache = cache or ResultCache(None)
-        self._all = [Zygote(slot) for slot in range(self.workers)]
+        self._all = [Zygote() for _ in range(self.workers)]
         self._zygotes: queue.SimpleQueue[Zygote] = queue.SimpleQueue()
         for zygote in self._all:
             self._zygotes.put(zygote)
@@ -197,7 +258,8 @@ class Executor:
             self.executed += 1
             self.cache.misses += 1
         result = parse_answer(answer, request)
-        self.cache.put(key, result)
+        if result.end != "runner_error":  # the runner's failure is not the sample's result
+            self.cache.put(key, result)
         return result
 
     def run(self, requests: Iterable[RunRequest]) -> Iterator[RunResult]:
@@ -216,64 +278,4 @@ class Executor:
         self.close()
 
 
-def parse_answer(answer: dict, request: RunRequest) -> RunResult:
-    """Turn a zygote's answer into a RunResult; anything malformed is a protocol error, not a crash."""
-    base = {
-        "code_sha256": request.entry.code_sha256,
-        "fixture_digest": request.fixtures.digest(),
-        "runner_version": RUNNER_VERSION,
-        "device": str(answer.get("device", "cpu")),
-        "exit_code": answer.get("exit_code"),
-        "signal": answer.get("signal"),
-        "stdout_tail": str(answer.get("stdout_tail", ""))[-2048:],
-        "stderr_tail": str(answer.get("stderr_tail", ""))[-2048:],
-    }
-    isolation = Isolation()
-    cases: dict[str, CaseOutcome] = {}
-    load_error: ExceptionInfo | None = None
-    protocol: str | None = None
-    for line in answer.get("report", []):
-        try:
-            event = json.loads(line)
-            kind = event.get("event")
-            if kind == "isolation":
-                isolation = Isolation.model_validate({k: v for k, v in event.items() if k != "event"})
-            elif kind == "load_failed":
-                load_error = ExceptionInfo.model_validate({**event["exception"], "where": "load"})
-            elif kind == "case":
-                outcome = CaseOutcome.model_validate({k: v for k, v in event.items() if k != "event"})
-                cases.setdefault(outcome.case_id, outcome)
-        except (ValueError, ValidationError, KeyError, TypeError, AttributeError) as exc:
-            protocol = f"malformed report line: {str(exc).splitlines()[0][:200]}"
-            break
-    wanted = [c.case_id for c in request.fixtures.cases]
-    ordered = [cases.get(cid) or CaseOutcome(case_id=cid, outcome="not_reached") for cid in wanted]
-    complete = all(cid in cases for cid in wanted)
-    end, reason = _how_it_ended(answer, load_error, complete, protocol)
-    return RunResult(**base, end=end, reason=reason, load_error=load_error,
-                     cases=ordered if load_error is None else [], isolation=isolation)
-
-
-def _how_it_ended(answer: dict, load_error: ExceptionInfo | None, complete: bool,
-                  protocol: str | None) -> tuple[str, str | None]:
-    limit = answer.get("limit_seconds")
-    if answer.get("timed_out"):
-        return "timeout", f"wall-clock limit{f' of {limit} s' if limit else ''} reached; the process tree was killed"
-    number = answer.get("signal")
-    if number:
-        if number == signal.SIGXFSZ:
-            return "output_limit", _SIGNAL_REASONS[signal.SIGXFSZ]
-        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
-        return "killed", f"ended by {name}: {_SIGNAL_REASONS.get(number, 'signal')}"
-    if answer.get("report_truncated"):
-        return "output_limit", "its report exceeded the size cap"
-    if protocol:
-        return "protocol_error", protocol
-    if load_error is not None:
-        return "load_failed", None
-    code = answer.get("exit_code")
-    if not complete:
-        return "exited", f"exited with status {code} before reporting every case"
-    if code not in (0, None):
-        return "exited", f"exited with status {code} after reporting"
-    return "completed", None
+__all__ = ["Executor", "ResultCache", "RunRequest", "Zygote", "parse_answer", "RUNNER_VERSION"]

@@ -8,8 +8,18 @@ def stat_a(logits, targets):
     return hits.sum(0)
 
 
-def smooth(values, window=3):
-    """Moving average used for the training curves in the appendix."""
-    values = np.asarray(values, dtype=float)
-    kernel = np.ones(window) / window
-    return np.convolve(values, kernel, mode="same")
+def compute_forgetfulness(correctness_trend):
+    """Forgetting events of one example from its per-epoch correctness (True/False per epoch)."""
+    if not any(correctness_trend):
+        return 1000  # never learned: forgotten "infinitely" often
+    learnt = False
+    times_forgotten = 0
+    for is_correct in correctness_trend:
+        if (not learnt and not is_correct) or (learnt and is_correct):
+            continue
+        elif learnt and not is_correct:
+            learnt = False
+            times_forgotten += 1
+        elif not learnt and is_correct:
+            learnt = True
+    return times_forgotten
