@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--workers", type=int, help="sandbox workers (default: one per core)")
     b.add_argument("--cache", type=Path, default=Path(".paperproof-cache"), help="run cache directory")
     b.add_argument("--no-cache", action="store_true", help="run every sample even when a cached result exists")
+    b.add_argument("--scheduler", metavar="ADDRESS", help="run samples on a Dask distributed cluster (default: a local pool)")
 
     v = commands.add_parser("verify", help="verify the functions of one local repository before publishing it")
     v.add_argument("path", type=Path, help="a checkout of the repository")
@@ -31,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--entry", action="append", default=[], metavar="PATH::NAME", help="only this entry (repeatable)")
     v.add_argument("--all", action="store_true", help="verify every entry, not only the most relevant")
     v.add_argument("--workers", type=int)
+    v.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", type=_limit,
+                   help="a sandbox limit for each sample, e.g. wall_seconds=5 (repeatable)")
 
     h = commands.add_parser("harvest", help="ask GitHub about every linked repository and store pinned snapshots")
     h.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id")
@@ -50,11 +53,28 @@ def main(argv: list[str] | None = None) -> int:
     return _verify(args)
 
 
+def _limit(text: str) -> tuple[str, float]:
+    """`NAME=VALUE` for a field of `runner.sandbox.Limits`."""
+    from dataclasses import fields
+
+    from paperproof.runner.sandbox import Limits
+
+    name, _, value = text.partition("=")
+    kinds = {f.name: f.type for f in fields(Limits)}
+    if name not in kinds:
+        raise argparse.ArgumentTypeError(f"unknown limit {name!r}; one of {', '.join(kinds)}")
+    try:
+        return name, float(value) if kinds[name] in (float, "float") else int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"limit {name} needs a number, got {value!r}") from None
+
+
 def _build(args: argparse.Namespace) -> int:
     from paperproof.build.pipeline import BuildConfig, build
 
     config = BuildConfig(archive=args.archive, repos=args.repos, out=args.out, base_url=args.base_url,
-                         workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store)
+                         workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store,
+                         scheduler=args.scheduler)
     try:
         summary = build(config)
     except (FileNotFoundError, NotADirectoryError) as exc:
@@ -94,7 +114,8 @@ def _verify(args: argparse.Namespace) -> int:
     if not args.path.is_dir():
         print(f"paperproof: {args.path} is not a directory; give the path of a checkout", file=sys.stderr)
         return 2
-    samples = verify_path(args.path, entries=args.entry, everything=args.all, workers=args.workers)
+    samples = verify_path(args.path, entries=args.entry, everything=args.all, workers=args.workers,
+                          limits=dict(args.limit) or None)
     if args.json:
         import json
 

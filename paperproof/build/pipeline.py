@@ -31,7 +31,8 @@ from paperproof.catalogue.sample import Sample
 from paperproof.catalogue.select import DEFAULT_PER_REPO, Selected, paper_terms, select
 from paperproof.catalogue.store import StoreRepos
 from paperproof.fixtures.synth import synthesize
-from paperproof.runner.executor import Executor, ResultCache, RunRequest
+from paperproof.runner.distributed import make_executor
+from paperproof.runner.executor import ResultCache, RunRequest
 
 
 @dataclass
@@ -43,6 +44,8 @@ class BuildConfig:
     workers: int | None = None
     cache: Path | None = Path(".paperproof-cache")
     per_repo: int = DEFAULT_PER_REPO
+    scheduler: str | None = None  # a Dask scheduler address: run samples on that cluster
+    limits: dict | None = None  # per-sample sandbox limits (`runner.sandbox.Limits` fields)
     store: Path | None = None  # a harvest store (`paperproof harvest`), used as `repos` is
 
 
@@ -69,6 +72,7 @@ def build(config: BuildConfig) -> BuildSummary:
         site.write_repositories(repos)
         site.write_indexes()
     summary.rejects = archive.rejects + site.rejects
+    summary.notes = site.notes
     summary.repositories = len(repos)
     summary.repositories_with_source = sum(1 for w in repos.values() if w.record.has_source)
     summary.samples.update(s.status for w in repos.values() for s in w.samples)
@@ -176,11 +180,11 @@ def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: Buil
         for chosen in work.selected:
             fixtures = synthesize(chosen.entry)
             jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry)))
-    runnable = [RunRequest(c.entry, f, work.record.snapshot) for work, c, f, _ in jobs if f.cases]
+    runnable = [RunRequest(c.entry, f, work.record.snapshot, config.limits) for work, c, f, _ in jobs if f.cases]
     cache = ResultCache(config.cache / "runs" if config.cache else None)
     results = {}
     if runnable:
-        with Executor(config.workers, cache) as executor:
+        with make_executor(config.workers, cache, config.scheduler) as executor:
             for request, result in zip(runnable, bar(executor.run(runnable), "run", total=len(runnable), unit="sample")):
                 results[request.entry.code_sha256, request.entry.path, request.entry.repo] = result
             summary.executed = executor.executed

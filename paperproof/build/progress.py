@@ -32,6 +32,7 @@ class BuildSummary:
     rejects: list[Reject] = field(default_factory=list)
     skipped_files: list[tuple[str, str, str]] = field(default_factory=list)
     out: str = ""
+    notes: list[str] = field(default_factory=list)  # what the site writer reports (search, sitemaps)
 
     def lines(self) -> list[str]:
         total = sum(self.samples.values())
@@ -53,4 +54,5 @@ class BuildSummary:
             out.append("rows rejected: 0")
         for repo, path, reason in self.skipped_files[:10]:
             out.append(f"  skipped {repo}/{path}: {reason}")
+        out.extend(self.notes)
         return out

@@ -6,6 +6,11 @@ READMEs, docstrings) reaches a page except escaped or through the sanitiser.
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
+from html import unescape as html_unescape
+
 import markdown
 import nh3
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -25,20 +30,85 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "t
                       "abbr": {"title"}}
 
 
-def markdown_html(text: str | None, heading_offset: int = 2) -> Markup:
+def markdown_html(text: str | None, heading_offset: int = 2, link_base: Callable[[str], str] | None = None,
+                  image_base: Callable[[str], str] | None = None) -> Markup:
     """Untrusted Markdown to safe HTML: render, then keep only an allowlist of tags and attributes.
 
-    Headings are shifted down so a README's `#` never competes with the page's own `h1`.
+    Headings are re-levelled to nest under the page's own: the first becomes `h{heading_offset + 1}`
+    and none skips a level, so a README's `#` never competes with the page's `h1`. Relative links and
+    images (a README's `docs/x.md`) are resolved with `link_base`/`image_base` (to the file at the
+    pinned commit); without them they are dropped, as is every scheme but http(s) and mailto.
     """
     if not text:
         return Markup("")
     html = markdown.markdown(text, extensions=["fenced_code", "tables"], output_format="html")
-    for level in range(6, 0, -1):
-        target = min(level + heading_offset, 6)
-        html = html.replace(f"<h{level}>", f"<h{target}>").replace(f"</h{level}>", f"</h{target}>")
-    clean = nh3.clean(html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES,
+
+    def attribute(tag: str, attr: str, value: str) -> str | None:
+        if (tag, attr) not in (("a", "href"), ("img", "src")):
+            return value
+        stripped = value.strip()
+        if _SCHEME.match(stripped) or stripped.startswith("//"):
+            return stripped  # the scheme allowlist (url_schemes) judges it
+        if tag == "a" and stripped.startswith("#"):
+            return None  # in-document anchors: sanitised headings carry no ids to land on
+        rebase = link_base if tag == "a" else image_base
+        if rebase is None or not stripped:
+            return None
+        return rebase(stripped.lstrip("/").split("#", 1)[0].split("?", 1)[0]) or None
+
+    clean = nh3.clean(html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, attribute_filter=attribute,
                       url_schemes={"http", "https", "mailto"}, link_rel="nofollow noopener noreferrer")
-    return Markup(clean)
+    return Markup(relevel_headings(clean, heading_offset + 1))
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_HEADING = re.compile(r"<(/?)h([1-6])>")
+
+
+def relevel_headings(html: str, top: int) -> str:
+    """Shift sanitised headings (bare `<hN>` tags) so the shallowest is `top` and none skips a level."""
+    stack: list[tuple[int, int]] = []  # (original level, new level) of the open headings
+
+    def level(match: re.Match[str]) -> str:
+        closing, original = match.group(1), int(match.group(2))
+        if closing:
+            return f"</h{stack[-1][1] if stack else top}>"
+        while stack and stack[-1][0] >= original:
+            stack.pop()
+        new = min(stack[-1][1] + 1, 6) if stack else top
+        stack.append((original, new))
+        return f"<h{new}>"
+
+    return _HEADING.sub(level, html)
+
+
+def plain_text(text: str | None, limit: int = 300) -> str:
+    """A one-line plain-text excerpt of Markdown (for descriptions): markup characters dropped, cut at a word."""
+    if not text:
+        return ""
+    flat = nh3.clean(markdown.markdown(text), tags=set())
+    flat = " ".join(html_unescape(flat).split())
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0] + "…"
+
+
+def http_url(value: str | None) -> str | None:
+    """The URL when it is an absolute http(s) URL, else None: archive fields never become `javascript:` links."""
+    if not value:
+        return None
+    stripped = value.strip()
+    return stripped if re.match(r"^https?://[^\s/]+", stripped, re.IGNORECASE) else None
+
+
+def json_script(data: object) -> Markup:
+    """JSON for inside `<script type="application/ld+json">`: `<`, `>` and `&` escaped, so `</script>` in a
+    title cannot end the element, and line separators escaped for old parsers."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for raw, escaped in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return Markup(text)
 
 
 _FORMATTER = HtmlFormatter(cssclass="code", linenos="inline")
@@ -53,7 +123,20 @@ def stylesheet() -> str:
     from importlib import resources
 
     own = (resources.files("paperproof") / "templates" / "style.css").read_text(encoding="utf-8")
-    return own + "\n" + _FORMATTER.get_style_defs(".code")
+    return own + "\n" + _FORMATTER.get_style_defs(".code") + "\n" + _CODE_CONTRAST
+
+
+# Pygments' default style has a few token colours below WCAG AA (4.5:1) on its background; darker ones.
+_CODE_CONTRAST = (".code .nd { color: #8a22dd }\n.code .ow { color: #8a22dd; font-weight: bold }\n"
+                  ".code .nl { color: #5c5c00 }\n.code .w { color: #6b6b6b }\n")
+
+
+def static_files() -> dict[str, str]:
+    """Files served from `static/` besides the stylesheet: the favicon and the two scripts."""
+    from importlib import resources
+
+    folder = resources.files("paperproof") / "templates"
+    return {name: (folder / name).read_text(encoding="utf-8") for name in ("favicon.svg", "search.js", "site.js")}
 
 
 def environment(urls: SiteUrls) -> Environment:
@@ -66,6 +149,7 @@ def environment(urls: SiteUrls) -> Environment:
         lstrip_blocks=True,
     )
     env.globals["urls"] = urls
+    env.filters["http_url"] = http_url
     return env
 
 

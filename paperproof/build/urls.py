@@ -52,20 +52,92 @@ class SiteUrls:
     def sample_json(self, sample_id: str) -> str:
         return self._url(f"/sample/{sample_id}.json")
 
-    def task(self, name: str) -> str:
-        return self._url(f"/task/{safe_segment(task_slug(name))}/")
+    def index_json(self) -> str:
+        return self._url("/index.json")
 
-    def status(self, status: str) -> str:
-        return self._url(f"/status/{status}/")
+    def task(self, name: str, page: int = 1) -> str:
+        return self._paged_page(f"/task/{task_key(name)}", page)
+
+    def task_json(self, name: str, page: int = 1) -> str:
+        return self._paged_json(f"/task/{task_key(name)}", page)
+
+    def tasks(self) -> str:
+        return self._url("/task/")
+
+    def tasks_json(self) -> str:
+        return self._url("/task.json")
+
+    def status(self, status: str, page: int = 1) -> str:
+        return self._paged_page(f"/status/{status}", page)
+
+    def status_json(self, status: str, page: int = 1) -> str:
+        return self._paged_json(f"/status/{status}", page)
+
+    def papers(self, page: int = 1) -> str:
+        """The people's list of every paper, paged; its twin is the API page `api_papers(page)`."""
+        return self._paged_page("/papers", page)
+
+    def repos(self, page: int = 1) -> str:
+        return self._paged_page("/repos", page)
+
+    def api_papers(self, page: int = 1) -> str:
+        """`/api/papers.json` is the first page, `/api/papers/page-2.json` the second, and so on."""
+        return self._paged_json("/api/papers", page)
+
+    def api_repos(self, page: int = 1) -> str:
+        return self._paged_json("/api/repos", page)
 
     def attribution(self) -> str:
         return self._url("/attribution/")
+
+    def attribution_json(self) -> str:
+        return self._url("/attribution.json")
+
+    def search(self) -> str:
+        return self._url("/search/")
+
+    def search_json(self) -> str:
+        return self._url("/search.json")
+
+    def search_bundle(self, shard: int) -> str:
+        return self._url(f"/pagefind/{shard}/")
+
+    def feed(self) -> str:
+        return self._url("/feed.xml")
+
+    def sitemap(self) -> str:
+        return self._url("/sitemap.xml")
+
+    def sitemap_part(self, number: int) -> str:
+        return self._url(f"/sitemaps/sitemap-{number}.xml")
+
+    def robots(self) -> str:
+        return self._url("/robots.txt")
+
+    def static(self, name: str) -> str:
+        return self._url(f"/static/{name}")
 
     def schema(self, record: str) -> str:
         return self._url(f"/schema/{record}.json")
 
     def api(self, name: str) -> str:
         return self._url(f"/api/{name}.json")
+
+    @property
+    def absolute(self) -> bool:
+        """True when `base` is an absolute http(s) URL: only then can sitemaps, feeds and og:url be absolute."""
+        return self.base.startswith(("http://", "https://"))
+
+    def _paged_page(self, stem: str, page: int) -> str:
+        return self._url(f"{stem}/" if page == 1 else f"{stem}/page-{page}/")
+
+    def _paged_json(self, stem: str, page: int) -> str:
+        return self._url(f"{stem}.json" if page == 1 else f"{stem}/page-{page}.json")
+
+
+def task_key(name: str) -> str:
+    """The path segment of a task: its archive slug (lower-cased, spaces to hyphens), made path-safe."""
+    return safe_segment(task_slug(name))
 
 
 def file_for(url_path: str, base: str = "") -> PurePosixPath:

@@ -1,8 +1,10 @@
 """The status rules, in one place: from what a run did to `status`, `contract_check`, tier and reason.
 
 In order:
-1. No fixture could be made, the entry could not be defined, or no case reached a result (cut
-   short, blocked by the sandbox, unserialisable): `unverified`, and the reason says which.
+1. No fixture could be made, the entry could not be defined, its report cannot be trusted (the
+   sample modified the runner or wrote lines the runner never writes), the runner itself failed,
+   or no case reached a result (cut short, blocked by the sandbox, unserialisable): `unverified`,
+   and the reason says which.
 2. Every case that finished raised: `ran_fixture` when each raise is the kind code gives when its
    input has the wrong structure (the input boundary: TypeError, ValueError, KeyError, IndexError,
    AttributeError, AssertionError), else `ran_violates`; `contract_check` is `RAISES`.
@@ -80,6 +82,10 @@ def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
         return Verdict("unverified", "not run")
     if result.end == "load_failed" and result.load_error is not None:
         return Verdict("unverified", _load_reason(result))
+    if result.end == "protocol_error":
+        return Verdict("unverified", f"its report cannot be trusted: {result.reason}")
+    if result.end == "runner_error":
+        return Verdict("unverified", f"not run to a result: {result.reason}")
     finished = [c for c in result.cases if c.outcome in ("returned", "raised")]
     cut_short = f"; the run then ended: {result.reason}" if result.end != "completed" and result.reason else ""
     if not finished:
@@ -190,10 +196,15 @@ def _load_reason(result: RunResult) -> str:
 
 
 def _nothing_finished(result: RunResult) -> str:
+    cut_short = f"; the run then ended: {result.reason}" if result.end != "completed" and result.reason else ""
+
+    def scope(cases: list[CaseOutcome]) -> str:
+        return "on every case" if len(cases) == len(result.cases) else f"on {len(cases)} of {len(result.cases)} cases"
+
     blocked = [c for c in result.cases if c.outcome == "blocked" and c.exception]
     if blocked:
-        return f"blocked by the sandbox on every case: {blocked[0].exception.blocked}"
+        return f"blocked by the sandbox {scope(blocked)}: {blocked[0].exception.blocked}{cut_short}"
     unserialisable = [c for c in result.cases if c.outcome == "unserialisable" and c.exception]
     if unserialisable:
-        return f"returned values we cannot record: {unserialisable[0].exception.message}"
+        return f"returned values we cannot record {scope(unserialisable)}: {unserialisable[0].exception.message}{cut_short}"
     return f"no case finished: {result.reason or result.end}"

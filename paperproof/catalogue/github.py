@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import threading
 import time
 from collections import Counter
@@ -33,6 +34,7 @@ API_URL = "https://api.github.com"
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 MAX_RATE_ROUNDS = 8
+MAX_BACKOFF = 60.0
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,14 @@ class GitHubClient:
         with self._count_lock:
             self.answers[status] += 1
 
+    def _pause(self, failures: int, asked: float | None = None) -> None:
+        """Exponential backoff with jitter before retry `failures`; a server's own `retry-after` when it gave one."""
+        if asked is not None and 0 <= asked <= self.settings.max_wait:
+            self.sleep(asked)
+            return
+        delay = min(self.settings.backoff * 2 ** (failures - 1), MAX_BACKOFF)
+        self.sleep(delay * (1 + random.random() / 4))
+
     def _send(self, url: str, headers: dict[str, str], stream: bool) -> httpx.Response:
         """One request with rate waits and retries; a 5xx after the last retry is NoAnswer."""
         failures = 0
@@ -226,21 +236,22 @@ class GitHubClient:
                 failures += 1
                 if failures > self.settings.retries:
                     raise NoAnswer(f"GET {self._path(url)}: {_describe(exc)} after {failures} tries") from exc
-                self.sleep(self.settings.backoff * 2 ** (failures - 1))
+                self._pause(failures)
                 continue
             self._count(response.status_code)
             if self.gate.observe(response):
                 response.close()
                 rate_rounds += 1
                 if rate_rounds > MAX_RATE_ROUNDS:
-                    raise RateLimited(time.time() + 60, f"GET {self._path(url)}: still rate limited after {rate_rounds} waits")
+                    raise RateLimited(time.time() + 60,
+                                      f"GET {self._path(url)}: still rate limited after {rate_rounds} waits")
                 continue
             if response.status_code in RETRY_STATUSES:
                 response.close()
                 failures += 1
                 if failures > self.settings.retries:
                     raise NoAnswer(f"GET {self._path(url)}: HTTP {response.status_code} after {failures} tries")
-                self.sleep(self.settings.backoff * 2 ** (failures - 1))
+                self._pause(failures, _number(response.headers.get("retry-after")))
                 continue
             if response.status_code == 401:
                 response.close()
@@ -304,4 +315,4 @@ class GitHubClient:
                 failures += 1
                 if failures > self.settings.retries:
                     raise NoAnswer(f"GET {path}: {_describe(exc)} after {failures} tries") from exc
-                self.sleep(self.settings.backoff * 2 ** (failures - 1))
+                self._pause(failures)

@@ -14,6 +14,7 @@ refresh keeps the last good record and snapshot and only says what failed (`refr
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -27,9 +28,16 @@ from paperproof.catalogue import licence
 from paperproof.catalogue.archive import Archive, open_archive
 from paperproof.catalogue.community import Community, curated
 from paperproof.catalogue.github import (
-    API_URL, Answer, ClientSettings, CredentialsRefused, GitHubClient, NoAnswer, RateLimited, TooLarge,
+    API_URL,
+    Answer,
+    ClientSettings,
+    CredentialsRefused,
+    GitHubClient,
+    NoAnswer,
+    RateLimited,
+    TooLarge,
 )
-from paperproof.catalogue.repo_record import Reach, RepoRecord
+from paperproof.catalogue.repo_record import Reach, ReachStatus, RepoRecord
 from paperproof.catalogue.repo_url import RepoKey, normalise_repo_url
 from paperproof.catalogue.repos import find_readme
 from paperproof.catalogue.store import HarvestState, Store
@@ -81,7 +89,7 @@ class HarvestSummary:
     downloaded: int = 0
     downloaded_bytes: int = 0
     refused: list[tuple[str, str]] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (repo, reason) of `error` outcomes
     stopped: str | None = None
     resume_after: str | None = None
 
@@ -115,10 +123,11 @@ class HarvestSummary:
 
 
 def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).replace(microsecond=0).isoformat()
+    """An epoch time as ISO UTC, rounded up to the second (resuming early would only be refused again)."""
+    return datetime.fromtimestamp(math.ceil(epoch), tz=timezone.utc).isoformat()
 
 
-def _reach(status: str, spdx: str | None = None) -> Reach:
+def _reach(status: ReachStatus, spdx: str | None = None) -> Reach:
     return Reach(status=status, spdx=spdx) if spdx else Reach(status=status)
 
 
@@ -167,14 +176,14 @@ class Harvester:
             return Outcome(key, self._failed(key, previous, "error", str(exc)), settled=False, failure="error")
 
     @staticmethod
-    def _failed(key: RepoKey, previous: RepoRecord | None, status: str, reason: str) -> RepoRecord:
+    def _failed(key: RepoKey, previous: RepoRecord | None, status: ReachStatus, reason: str) -> RepoRecord:
         """A refresh that got no answer keeps the last good record and snapshot, and says what failed."""
         if previous is not None and previous.reach is not None and previous.reach.status in FINAL:
             return previous.model_copy(update={"refresh_failed": reason})
         return RepoRecord(url=key.url, repo=key.repo, host=key.host, source="none", reach=_reach(status),
                           note=f"no answer yet: {reason}")
 
-    def _answered_nothing(self, key: RepoKey, previous: RepoRecord | None, status: str, note: str,
+    def _answered_nothing(self, key: RepoKey, previous: RepoRecord | None, status: ReachStatus, note: str,
                           etags: dict[str, str]) -> RepoRecord:
         """The host answered that there is nothing to harvest; an earlier snapshot is kept and said to be earlier."""
         base = RepoRecord(url=key.url, repo=key.repo, host=key.host, source="none", reach=_reach(status),
@@ -208,7 +217,7 @@ class Harvester:
         if private:
             record = self._answered_nothing(key, previous, "private", "private repository: not harvested", etags)
             return Outcome(key, record.model_copy(update={"moved_to": moved_to}), settled=True)
-        status = "moved" if moved_to else "ok"
+        status: ReachStatus = "moved" if moved_to else "ok"
 
         if meta.status == 304 and previous is not None:
             # The repository object carries its licence: unchanged object, unchanged licence; nothing to ask.
@@ -226,6 +235,8 @@ class Harvester:
                 # Keep the last good snapshot, and the commit it is at; the note says why the new one was not taken.
                 snapshot, sha256, pinned = previous.snapshot, previous.tarball_sha256, previous.commit
                 notes.append(f"keeping the snapshot of commit {previous.commit}")
+                # The record's commit is the kept one; ask for the head afresh next time, not "unchanged".
+                etags.pop(_commit_path(full_name, default_branch), None)
             if refused:
                 notes.append(f"tarball refused: {refused}")
         readme = None
@@ -262,7 +273,10 @@ class Harvester:
 
     def _licence(self, full_name: str, etags: dict[str, str],
                  previous: RepoRecord | None) -> tuple[str | None, str | None, str | None]:
-        answer = self.client.get(f"/repos/{full_name}/license", etags)
+        try:
+            answer = self.client.get(f"/repos/{full_name}/license", etags)
+        except NoAnswer as exc:  # the licence is then read from the snapshot; the repository still counts
+            return None, None, f"licence not known: {exc}"
         if answer.status == 304 and previous is not None:
             return previous.licence, previous.licence_file, None
         if answer.status in (200, 404):
@@ -275,7 +289,7 @@ class Harvester:
                 previous: RepoRecord | None) -> tuple[str | None, str | None]:
         if not branch:
             return None, "the API named no default branch"
-        answer = self.client.get(f"/repos/{full_name}/commits/{quote(branch, safe='')}", etags, accept=SHA_MEDIA_TYPE)
+        answer = self.client.get(_commit_path(full_name, branch), etags, accept=SHA_MEDIA_TYPE)
         if answer.status == 304 and previous is not None and previous.commit:
             return previous.commit, None
         if answer.status == 200:
@@ -316,6 +330,10 @@ class Harvester:
             return None, sha256, f"commit {commit[:12]}: {exc}", downloaded
 
 
+def _commit_path(full_name: str, branch: str | None) -> str:
+    return f"/repos/{full_name}/commits/{quote(branch or '', safe='')}"
+
+
 def _remember(etags: dict[str, str], answer: Answer) -> None:
     if answer.etag:
         etags[answer.path] = answer.etag
@@ -341,7 +359,8 @@ def harvest(config: HarvestConfig) -> HarvestSummary:
         state = store.read_state()
         if not _may_start(state, config.max_wait, summary):
             return summary
-        keys = repository_keys(open_archive(config.archive), config.community or curated(), summary)
+        community = config.community if config.community is not None else curated()
+        keys = repository_keys(open_archive(config.archive), community, summary)
         summary.repositories = len(keys)
         if state is None or state.status == "complete":
             store.reset_journal()
@@ -364,8 +383,9 @@ def harvest(config: HarvestConfig) -> HarvestSummary:
             until = stop.until if isinstance(stop, RateLimited) else None
             summary.stopped = stop.reason if isinstance(stop, RateLimited) else str(stop)
             summary.resume_after = _iso(until) if until else None
-            store.write_state(HarvestState(status="stopped", reason=summary.stopped, resume_after=summary.resume_after,
-                                           keys=len(keys), settled=summary.already_settled + summary.settled))
+            store.write_state(HarvestState(status="stopped", reason=summary.stopped, keys=len(keys),
+                                           resume_after=summary.resume_after,
+                                           settled=summary.already_settled + summary.settled))
     return summary
 
 
@@ -407,11 +427,16 @@ def _run(harvester: Harvester, store: Store, todo: list[RepoKey], concurrency: i
             for future in sorted(done, key=lambda f: f.result().key.key):
                 yield future.result()
 
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="harvest") as pool:
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="harvest")
+    try:
         for outcome in bar(completed(), "harvest", total=len(todo), unit="repo"):
             if outcome.stop is not None and stop is None:
                 stop = outcome.stop
             _settle(store, outcome, summary)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: settled work is journaled, the rest resumes
+        raise
+    pool.shutdown(wait=True)
     return stop
 
 
@@ -428,7 +453,8 @@ def _settle(store: Store, outcome: Outcome, summary: HarvestSummary) -> None:
     if outcome.failure is not None:
         summary.reach[outcome.failure] += 1
         reason = (record.refresh_failed or record.note) if record is not None else str(outcome.stop)
-        summary.failed.append((outcome.key.repo, reason or "no answer"))
+        if outcome.failure == "error":  # rate-limited ones share one reason, said once by `stopped`
+            summary.failed.append((outcome.key.repo, reason or "no answer"))
     else:
         summary.reach[record.reach.status if record is not None and record.reach else "not_asked"] += 1
     if outcome.downloaded:

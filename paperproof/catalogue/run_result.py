@@ -25,7 +25,8 @@ RunEnd = Literal[
     "killed",  # ended by a signal (resource limit, segfault, killed itself)
     "exited",  # called exit before reporting
     "output_limit",  # its report or its output exceeded the caps
-    "protocol_error",  # its report was not valid
+    "protocol_error",  # its report was not valid, or the sample modified the runner: not trusted
+    "runner_error",  # the runner failed (its zygote died): not the sample's result, never cached
 ]
 
 
@@ -103,6 +104,7 @@ class Isolation(BaseModel):
     pid: Literal["namespace", "process_group"] = "process_group"
     filesystem: Literal["read_only", "private_tmp", "none"] = "none"
     user: Literal["unprivileged", "same"] = "same"
+    syscalls: Literal["seccomp", "none"] = "none"
     fallbacks: list[str] = Field(default_factory=list)
 
 

@@ -148,7 +148,7 @@ class Store:
         write_atomic(self._ref_path(key, commit), sha256 + "\n")
 
     def has_tree(self, sha256: str | None) -> bool:
-        return bool(sha256) and self.tree_path(sha256).is_dir()
+        return sha256 is not None and self.tree_path(sha256).is_dir()
 
     def unpack(self, sha256: str, limits: tarsafe.Limits) -> str:
         """Unpack a stored tarball (once) and return the repository root relative to the store.

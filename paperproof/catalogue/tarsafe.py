@@ -12,7 +12,6 @@ anything fails. Nothing is ever written outside that directory.
 from __future__ import annotations
 
 import os
-import posixpath
 import shutil
 import tarfile
 import zlib

@@ -202,6 +202,8 @@ def _blocked(exc: BaseException, limits: Limits) -> str | None:
         return "network: name resolution is not available in the sandbox"
     if isinstance(exc, MemoryError):
         return f"memory: allocation refused at the address-space limit ({_mib(limits.address_space)} above the runner's own)"
+    if isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc):  # torch's CPU allocator
+        return f"memory: allocation refused at the address-space limit ({_mib(limits.address_space)} above the runner's own)"
     if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
         return f"processes: no thread could be started (limit of {limits.processes} processes and threads)"
     if not isinstance(exc, OSError):
@@ -412,8 +414,8 @@ def _emit_tampered(out, names: list[str]) -> None:
 
 
 def _reap() -> None:
-    """As PID 1 of its namespace the sample inherits orphans; reap them between cases so that
-    finished processes stop counting against the process limit."""
+    """Reap the sample's exited children between cases (a fork bomb's copies exit here), so
+    that finished processes stop counting against the process limit."""
     try:
         while os.waitpid(-1, os.WNOHANG)[0]:
             pass

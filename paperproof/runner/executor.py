@@ -104,6 +104,7 @@ class Zygote:
         self.process: subprocess.Popen[bytes] | None = None
         self.runs_root: str | None = None
         self._buffer = b""
+        self._closed = False
 
     def _start(self) -> subprocess.Popen[bytes]:
         keep = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "TMPDIR")
@@ -131,6 +132,7 @@ class Zygote:
         assert self.process is not None and self.process.stdout is not None
         fd = self.process.stdout.fileno()
         deadline = time.monotonic() + timeout
+        self._closed = False
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -139,6 +141,7 @@ class Zygote:
             if readable:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
+                    self._closed = True
                     return None
                 self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
@@ -170,13 +173,19 @@ class Zygote:
                 return json.loads(line)
             except ValueError:
                 pass
-        how = self._stop()
+        how = self._stop(closed=line is None and self._closed)
         return {"runner_error": f"the sandbox zygote {how} while running this sample; it was restarted for the next one"}
 
-    def _stop(self) -> str:
-        """Kill the zygote (its supervisors and samples die with it) and clear its runs; says how it had ended."""
+    def _stop(self, closed: bool = False) -> str:
+        """Kill the zygote (its samples and reaper die with it) and clear its runs; says how it had
+        ended. `closed`: it closed its end of the channel, so it is exiting: wait for that first."""
         if self.process is None:
             return "was not running"
+        if closed:
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
         code = self.process.poll()
         if code is None:
             how = "stopped answering"

@@ -1,8 +1,8 @@
 """Isolation layers for one sample, applied in the forked child before any sample code runs.
 
 Layers, each reported, each with its fallback stated when the kernel refuses it:
-- namespaces: network (loopback only), PID (the run is killed as a whole), mount, IPC, UTS;
-  a user namespace is tried when we are not root;
+- namespaces: network (loopback only), PID (the reaper's: the run is killed as a whole), mount,
+  IPC, UTS; a user namespace is tried when we are not root;
 - filesystem: a fresh root on tmpfs holding only read-only binds of the system and Python trees and
   the snapshot; the working directory, `/tmp` and `/dev/shm` are private size-capped tmpfs mounts,
   so nothing a sample writes reaches the host's disk;
@@ -11,7 +11,8 @@ Layers, each reported, each with its fallback stated when the kernel refuses it:
 - system calls: a seccomp deny list (`seccomp`);
 - resource limits: CPU seconds, address space, open files, processes, file size;
 - environment: nothing from the host (no tokens), a minimal PATH, HOME in the working directory.
-After a timeout, or when there is no PID namespace, `sweep` kills every process of the slot's uid.
+Samples run in the PID namespace of a `Reaper`, which kills whatever a run leaves behind; without
+one (not root), `sweep` kills every process of the slot's uid instead.
 
 Standard library only (ctypes for the kernel calls Python does not wrap): this runs at the trust boundary.
 """
@@ -55,8 +56,8 @@ class Limits:
     open_files: int = 256
     processes: int = 64
     file_size: int = 16 * 1024**2  # stdout, stderr and the report are files: each is capped by this
-    output_bytes: int = 8 * 1024**2  # the report read back from the child
-    record_bytes: int = 1024**2  # one report line: a case whose summary is larger is unserialisable
+    output_bytes: int = 16 * 1024**2  # the report read back from the child
+    record_bytes: int = 2 * 1024**2  # one report line: a case whose summary is larger is unserialisable
     value_bytes: int = 256 * 1024**2  # a returned value larger than this is not summarised
     scratch_bytes: int = 64 * 1024**2  # each private tmpfs: the working directory, /tmp, /dev/shm
 
@@ -103,14 +104,121 @@ def loopback_up() -> None:
         fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
 
 
-def enter_namespaces(report: IsolationReport) -> bool:
-    """Unshare network, PID, mount, IPC and UTS namespaces; returns whether PID isolation holds.
+class Reaper:
+    """PID 1 of a PID namespace the zygote keeps for its samples, forked once before the warm
+    imports (so it is small). Each sample is forked straight into that namespace (`enter`),
+    so it is PID 2 or more with ordinary signal semantics (a PID 1 would ignore the SIGXCPU,
+    SIGXFSZ and SIGALRM the kernel sends it) and sees only its own processes; whatever it
+    leaves behind, detached grandchildren included, is adopted by the reaper and killed by
+    `sweep` after the run. One fork per sample: forking the warm zygote is the dearest step.
+    Runs of one zygote are sequential, so they share the namespace but never meet in it.
+    Needs root; `Reaper.start` returns None where it cannot be had.
+    """
+
+    def __init__(self, pid: int, namespace: int, own: int, commands: int, acks: int) -> None:
+        self.pid, self._namespace, self._own, self._commands, self._acks = pid, namespace, own, commands, acks
+
+    @classmethod
+    def start(cls) -> Reaper | None:
+        if os.getuid() != 0:
+            return None
+        try:
+            own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            unshare(CLONE_NEWPID)
+        except OSError:
+            return None
+        command_read, command_write = os.pipe()
+        ack_read, ack_write = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:
+            try:
+                _reap_forever(command_read, ack_write)
+            finally:
+                os._exit(0)
+        _check(_libc.setns(own, CLONE_NEWPID), "setns")  # the zygote's own children stay in its namespace
+        if pid < 0:
+            return None
+        os.close(command_read)
+        os.close(ack_write)
+        namespace = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        return cls(pid, namespace, own, command_write, ack_read)
+
+    def alive(self) -> bool:
+        try:
+            return os.waitpid(self.pid, os.WNOHANG) == (0, 0)
+        except ChildProcessError:
+            return False
+
+    def enter(self) -> None:
+        """Make the zygote's next child a process of the reaper's namespace; `leave` after the fork,
+        in the zygote only (the child stays, and so do all its descendants)."""
+        _check(_libc.setns(self._namespace, CLONE_NEWPID), "setns")
+
+    def leave(self) -> None:
+        _check(_libc.setns(self._own, CLONE_NEWPID), "setns")
+
+    def release(self) -> None:
+        """Close the zygote's ends, once the reaper has died and is being replaced."""
+        for fd in (self._commands, self._acks, self._namespace, self._own):
+            os.close(fd)
+
+    def sweep(self) -> bool:
+        """Kill every process of the namespace but the reaper; returns once all are gone."""
+        try:
+            os.write(self._commands, b"k")
+            return os.read(self._acks, 1) == b"k"
+        except OSError:
+            return False
+
+
+def _reap_forever(commands: int, acks: int) -> None:
+    """The reaper's life: orphans are reaped by the kernel (SIGCHLD ignored); on each command,
+    SIGKILL everything else in the namespace until nothing is left, then acknowledge."""
+    import signal
+    import time
+
+    die_with_parent(0)  # the zygote lies outside the namespace, so getppid() is 0 here
+    os.setsid()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for fd in range(0, 3):
+        os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+    keep = sorted((commands, acks))
+    os.closerange(3, keep[0])
+    os.closerange(keep[0] + 1, keep[1])
+    os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
+    while os.read(commands, 1):
+        for _ in range(10_000):  # a fork bomb may fork between two signals: repeat until none is left
+            try:
+                os.kill(-1, 9)
+            except ProcessLookupError:
+                break
+            time.sleep(0.0005)
+        try:
+            while True:
+                os.waitpid(-1, 0)  # with SIGCHLD ignored: blocks until every child is gone
+        except ChildProcessError:
+            pass
+        os.write(acks, b"k")
+
+
+def enter_namespaces(report: IsolationReport, pid_namespace: bool) -> bool:
+    """Unshare network, mount, IPC and UTS namespaces; returns whether they hold. The PID
+    namespace is the reaper's (`pid_namespace` says whether the sample is in one).
 
     As root the namespaces are made directly; otherwise inside a new user namespace. Whatever
     the kernel refuses is written to the report's fallbacks.
     """
-    flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS
+    flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS
     uid, gid = os.getuid(), os.getgid()
+    if pid_namespace:
+        report.pid = "namespace"
+    else:
+        report.fallbacks.append("no PID namespace (needs root): confined to its process group, no /proc; "
+                                "other processes of the invoking user can be signalled")
     try:
         if uid == 0:
             unshare(flags)
@@ -120,15 +228,13 @@ def enter_namespaces(report: IsolationReport) -> bool:
             _write("/proc/self/uid_map", f"0 {uid} 1")
             _write("/proc/self/gid_map", f"0 {gid} 1")
     except OSError as exc:
-        report.fallbacks.append(f"namespaces refused ({exc.strerror}): network not isolated, "
-                                "process group only, no private filesystem")
+        report.fallbacks.append(f"namespaces refused ({exc.strerror}): network not isolated, no private filesystem")
         return False
     try:
         loopback_up()
     except OSError as exc:
         report.fallbacks.append(f"loopback not brought up ({exc.strerror})")
     report.network = "namespace"
-    report.pid = "namespace"
     return True
 
 
@@ -183,7 +289,7 @@ def _tmpfs(target: str, size: int, mode: str, owner: int | None = None) -> None:
 
 
 def private_root(read_only: list[str], new_root: str, report: IsolationReport, owner: int | None,
-                 scratch_bytes: int, gpu: bool = False, fallback_dir: str | None = None) -> str:
+                 scratch_bytes: int, gpu: bool = False, fallback_dir: str | None = None, proc: bool = True) -> str:
     """Build a fresh root on tmpfs and chroot into it; returns the working directory inside it.
 
     `new_root` is an empty directory; the tmpfs mounted on it exists only in this mount namespace.
@@ -191,6 +297,7 @@ def private_root(read_only: list[str], new_root: str, report: IsolationReport, o
     working directory (`/sandbox/work`, owned by `owner`), `/tmp` and `/dev/shm` are fresh tmpfs
     mounts of `scratch_bytes` each: private, and unable to fill the host's disk. `/tmp` is
     mounted before the binds, so a snapshot that lies under the host's /tmp stays visible.
+    `/proc` is mounted only with a PID namespace (`proc`): it would show the host's processes.
     """
     try:
         mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -208,7 +315,8 @@ def private_root(read_only: list[str], new_root: str, report: IsolationReport, o
         _tmpfs(new_root + inside, scratch_bytes, "700", owner)
         os.makedirs(new_root + "/proc", exist_ok=True)
         try:
-            mount("proc", new_root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            if proc:
+                mount("proc", new_root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         except OSError as exc:
             report.fallbacks.append(f"no /proc in the sandbox ({exc.strerror})")
         mount(None, new_root, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
@@ -223,9 +331,9 @@ def private_root(read_only: list[str], new_root: str, report: IsolationReport, o
     return inside
 
 
-def drop_privileges(uid: int, report: IsolationReport) -> None:
+def drop_privileges(uid: int, report: IsolationReport, host_root: bool) -> None:
     """Become an unprivileged uid (one per worker slot) with no supplementary groups."""
-    if os.getuid() != 0:
+    if not host_root:
         report.fallbacks.append("not root: runs as the invoking user, confined by the namespaces")
         return
     try:
@@ -238,18 +346,25 @@ def drop_privileges(uid: int, report: IsolationReport) -> None:
     report.user = "unprivileged"
 
 
-def apply_limits(limits: Limits) -> None:
-    """Resource limits; the address-space cap is on top of what is already mapped (the warm libraries)."""
+def mapped_bytes() -> int:
+    """Address space this process has mapped (read before the private root, which may lack /proc)."""
     with open("/proc/self/statm") as handle:
-        mapped = int(handle.read().split()[0]) * resource.getpagesize()
+        return int(handle.read().split()[0]) * resource.getpagesize()
+
+
+def apply_limits(limits: Limits, mapped: int, report: IsolationReport, gpu: bool = False) -> None:
+    """Resource limits; the address-space cap is on top of `mapped` (the warm libraries). With a
+    GPU there is none (stated in the report): CUDA reserves its virtual address space up front."""
     wanted = {
         resource.RLIMIT_CPU: (limits.cpu_seconds, limits.cpu_seconds + 1),
-        resource.RLIMIT_AS: (mapped + limits.address_space,) * 2,
+        **({} if gpu else {resource.RLIMIT_AS: (mapped + limits.address_space,) * 2}),
         resource.RLIMIT_NOFILE: (limits.open_files,) * 2,
         resource.RLIMIT_NPROC: (limits.processes,) * 2,
         resource.RLIMIT_FSIZE: (limits.file_size,) * 2,
         resource.RLIMIT_CORE: (0, 0),
     }
+    if gpu:
+        report.fallbacks.append("no address-space limit: CUDA reserves its virtual address space up front")
     for which, (soft, hard) in wanted.items():
         current_soft, current_hard = resource.getrlimit(which)
         if current_hard != resource.RLIM_INFINITY:

@@ -1,16 +1,18 @@
 """The zygote: a warm fork server that has imported numpy, pandas and torch once.
 
-The parent writes one JSON request per line on stdin; for each, the zygote forks a supervisor,
-which closes every descriptor it inherited (the protocol channel above all), isolates itself
-(`sandbox`), forks the sample process (PID 1 of a new PID namespace where the kernel allows it)
-and relays how it ended. The zygote enforces the wall-clock limit by killing the supervisor's
-process group and then every process of the slot's uid (`sandbox.sweep`); the sample also dies
-with the supervisor (parent-death signal), and with the sample every process of its namespace,
-detached grandchildren included. The zygote then answers one JSON line: how the run ended, the
-child's report lines (raw, capped), the sizes and tails of its output.
+The parent writes one JSON request per line on stdin; for each, the zygote forks the sample
+process straight into the PID namespace of its reaper (`sandbox.Reaper`, forked once at start,
+before the warm imports). The sample starts a new session, closes every descriptor it inherited
+(the protocol channel above all), enters its own network, mount, IPC and UTS namespaces, builds
+its private root, drops to its slot's uid and runs the child. One fork per sample: forking and
+tearing down the warm address space is the dearest step of a run. The zygote enforces the
+wall-clock limit by killing the sample, then has the reaper kill whatever the run left in the
+namespace (detached grandchildren included); without a reaper (not root), every process of the
+slot's uid is swept instead (`sandbox.sweep`). The zygote then answers one JSON line: how the
+run ended, the child's report lines (raw, capped), the sizes and tails of its output.
 
-A supervisor dies with the zygote, so a killed zygote leaves no run behind. CUDA is never
-initialised here: a forked child must not inherit a CUDA context.
+Samples and the reaper die with the zygote (parent-death signal), so a killed zygote leaves no
+run behind. CUDA is never initialised here: a forked child must not inherit a CUDA context.
 """
 
 from __future__ import annotations
@@ -59,9 +61,15 @@ def _device(request: dict) -> str:
     return "cuda" if any(d.removeprefix("/dev/nvidia").isdigit() for d in sandbox.gpu_devices()) else "cpu"
 
 
+def _open(path: str):
+    """A run's output file, never through a link: where a sample shares the working directory
+    (no private root), it could swap its output for a link to a file only the zygote may read."""
+    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+
+
 def _tail(path: str, limit: int = TAIL_BYTES) -> str:
     try:
-        with open(path, "rb") as handle:
+        with _open(path) as handle:
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             handle.seek(max(0, size - limit))
@@ -72,14 +80,14 @@ def _tail(path: str, limit: int = TAIL_BYTES) -> str:
 
 def _size(path: str) -> int:
     try:
-        return os.stat(path).st_size
+        return os.lstat(path).st_size
     except OSError:
         return 0
 
 
 def _report_lines(path: str, cap: int) -> tuple[list[str], bool]:
     try:
-        with open(path, "rb") as handle:
+        with _open(path) as handle:
             data = handle.read(cap + 1)
     except OSError:
         return [], False
@@ -91,24 +99,33 @@ def _report_lines(path: str, cap: int) -> tuple[list[str], bool]:
     return [line for line in lines if line], truncated
 
 
-def _sample_process(request: dict, report_fd: int, workdir: str, uid: int, limits, report,
-                    namespaced: bool, parent: int) -> None:
-    """In the process that runs sample code: finish isolation, then hand over to the child runner."""
+def _sample_process(request: dict, workdir: str, uid: int, limits, pid_namespace: bool) -> None:
+    """The forked sample process: isolate, then hand over to the child runner. Never returns."""
     from paperproof.runner import child, sandbox
 
-    out = os.fdopen(report_fd, "w", encoding="utf-8")
-    if namespaced:  # never touch mounts outside a mount namespace of our own
+    parent = os.getppid()  # 0 in the reaper's namespace: the zygote lies outside it
+    sandbox.die_with_parent(parent)
+    os.setsid()
+    os.dup2(os.open(os.devnull, os.O_RDWR), 0)
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        os.dup2(os.open(os.path.join(workdir, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the zygote's protocol channel must not reach a sample
+    out = open(os.path.join(workdir, "report.jsonl"), "w", encoding="utf-8")
+    mapped = sandbox.mapped_bytes()
+    host_root = os.getuid() == 0  # inside a user namespace of our own we would look like root
+    report = sandbox.IsolationReport()
+    if sandbox.enter_namespaces(report, pid_namespace):  # never touch mounts outside a namespace of our own
         package_dir = os.path.dirname(os.path.dirname(os.path.abspath(child.__file__)))
         new_root = os.path.join(os.path.dirname(workdir), ".root")
-        owner = uid if os.getuid() == 0 else None
+        owner = uid if host_root else None
         sandbox.private_root([request["snapshot"], package_dir], new_root, report, owner, limits.scratch_bytes,
-                             gpu=request.get("device") == "cuda", fallback_dir=workdir)
+                             gpu=request.get("device") == "cuda", fallback_dir=workdir, proc=pid_namespace)
     else:
         os.chdir(workdir)
-    sandbox.drop_privileges(uid, report)
-    sandbox.die_with_parent(parent)
+    sandbox.drop_privileges(uid, report, host_root)
+    sandbox.die_with_parent(parent)  # again: the kernel clears it when the uid changes
     sandbox.prctl(sandbox.PR_SET_NO_NEW_PRIVS, 1)
-    sandbox.apply_limits(limits)
+    sandbox.apply_limits(limits, mapped, report, gpu=request.get("device") == "cuda")
     refused = syscall_filter().load()
     if refused is None:
         report.syscalls = "seccomp"
@@ -123,38 +140,7 @@ def _sample_process(request: dict, report_fd: int, workdir: str, uid: int, limit
     os._exit(0)
 
 
-def _supervise(request: dict, workdir: str, uid: int, limits, zygote: int) -> None:
-    """The forked supervisor: new session, no inherited descriptors, namespaces, then the sample."""
-    from paperproof.runner import sandbox
-
-    os.setsid()
-    sandbox.die_with_parent(zygote)
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    for fd, name in ((1, "stdout"), (2, "stderr")):
-        handle = os.open(os.path.join(workdir, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(handle, fd)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the zygote's protocol channel must not reach a sample
-    report_fd = os.open(os.path.join(workdir, "report.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    report = sandbox.IsolationReport()
-    namespaced = sandbox.enter_namespaces(report)
-    pid = os.fork()
-    if pid == 0:
-        parent = os.getppid()  # 0 as PID 1 of a new namespace: the supervisor lies outside it
-        sandbox.die_with_parent(parent)
-        _sample_process(request, report_fd, workdir, uid, limits, report, namespaced, parent)
-    os.close(report_fd)
-    _, status = os.waitpid(pid, 0)
-    if not namespaced:  # no PID namespace took the sample's descendants with it
-        sandbox.sweep(uid)
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        signal.signal(number, signal.SIG_DFL)
-        os.kill(os.getpid(), number)
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
-
-
-def serve(request: dict, slot: int, runs_root: str) -> dict:
+def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
     from paperproof.runner import sandbox
 
     limits = sandbox.Limits(**request.get("limits", {}))
@@ -164,37 +150,24 @@ def serve(request: dict, slot: int, runs_root: str) -> dict:
     if os.getuid() == 0:
         os.chown(workdir, uid, uid)  # writable by the sample only where no private root is made
     os.chmod(workdir, 0o700)
-    zygote = os.getpid()
     syscall_filter()  # prepared here once, loaded in each sample
-    pid = os.fork()
+    pid = _fork(reaper)
     if pid == 0:
         try:
-            _supervise(request, workdir, uid, limits, zygote)
+            _sample_process(request, workdir, uid, limits, reaper is not None)
         finally:
             os._exit(71)
-    timed_out = False
-    deadline = time.monotonic() + limits.wall_seconds
-    pidfd = os.pidfd_open(pid)
-    try:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        if not poller.poll(max(0.0, deadline - time.monotonic()) * 1000):
-            timed_out = True
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(pidfd)
-    if timed_out:
-        sandbox.sweep(uid)  # whatever left the process group: setsid, double forks
+    timed_out, status = _wait(pid, limits.wall_seconds)
+    if reaper is not None:
+        reaper.sweep()  # whatever the run left in the namespace: orphans, detached grandchildren
+    else:
+        sandbox.sweep(uid)  # without a PID namespace: every process of the slot's uid
     paths = {name: os.path.join(workdir, name) for name in OUTPUTS}
     lines, truncated = _report_lines(paths["report.jsonl"], limits.output_bytes)
     answer = {
         "timed_out": timed_out,
         "limits": asdict(limits),
-        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "report": lines,
         "report_truncated": truncated,
@@ -205,6 +178,41 @@ def serve(request: dict, slot: int, runs_root: str) -> dict:
     }
     shutil.rmtree(workdir, ignore_errors=True)
     return answer
+
+
+def _fork(reaper) -> int:
+    """Fork the sample, into the reaper's PID namespace when there is one; the zygote stays in its own."""
+    if reaper is None:
+        return os.fork()
+    reaper.enter()
+    try:
+        pid = os.fork()
+    except BaseException:
+        reaper.leave()
+        raise
+    if pid != 0:  # the child stays: it and all its descendants belong to the reaper's namespace
+        reaper.leave()
+    return pid
+
+
+def _wait(pid: int, seconds: float) -> tuple[bool, int]:
+    """Wait for the sample; past `seconds`, kill it and its process group. (timed out, wait status)."""
+    timed_out = False
+    pidfd = os.pidfd_open(pid)
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        if not poller.poll(seconds * 1000):
+            timed_out = True
+            for kill in (os.kill, os.killpg):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(pidfd)
+    return timed_out, status
 
 
 _FILTER: list = []
@@ -220,10 +228,13 @@ def syscall_filter():
 
 
 def main() -> None:
+    from paperproof.runner import sandbox
+
     slot = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    reaper = sandbox.Reaper.start()  # before the warm imports: a small process to fork
     warm = _warm()
     from paperproof.fixtures import values  # noqa: F401 - warm the materialiser for the children
-    from paperproof.runner import child, sandbox  # noqa: F401
+    from paperproof.runner import child  # noqa: F401
 
     syscall_filter()
     runs_root = tempfile.mkdtemp(prefix="paperproof-runs-")
@@ -237,8 +248,11 @@ def main() -> None:
         for line in sys.stdin:
             if not line.strip():
                 continue
+            if reaper is not None and not reaper.alive():  # killed from outside: make another
+                reaper.release()
+                reaper = sandbox.Reaper.start()
             try:
-                answer = serve(json.loads(line), slot, runs_root)
+                answer = serve(json.loads(line), slot, runs_root, reaper)
             except Exception as exc:  # noqa: BLE001 - a failure of ours is answered, not fatal
                 answer = {"runner_error": f"{type(exc).__name__}: {exc}"[:500]}
             channel.write(json.dumps(answer) + "\n")

@@ -1,0 +1,151 @@
+"""Static search over papers with Pagefind: titles, authors, tasks and abstracts, nothing else.
+
+Memory at archive scale. Pagefind holds an index in memory while it builds it, and the memory grows
+with the pages. So:
+
+- only paper pages are indexed, and only four fields of each: for every paper a small search document
+  (`paper/<slug>/index.html` holding its title, authors, tasks and plain-text abstract) is written to a
+  scratch directory while the pages are written, instead of Pagefind reading the full pages;
+- the documents are bucketed by the first two characters of the slug, and consecutive buckets (in
+  sorted order) are packed into shards of at most `SHARD_SIZE` papers (a bucket is never split, so a
+  shard exceeds the limit only when one two-character prefix alone does). Each shard is indexed by its
+  own Pagefind process, which exits before the next starts, and written to `pagefind/<n>/`;
+- the search page loads the first shard with Pagefind's UI and merges the others (`mergeIndex`), so
+  one query searches every shard.
+
+The documents go through Pagefind's Python API (`pagefind[bin]`, which runs the bundled binary), one
+`add_directory` call per bucket. When the binary is missing or fails, the site is built without search
+and the build summary says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paperproof.build.render import plain_text
+
+SHARD_SIZE = 50_000
+FIELDS = ["title", "authors", "tasks", "abstract"]
+SPLIT = ("Only paper pages, and only their title, authors, tasks and abstract. Papers are bucketed by the first "
+         f"two characters of their slug; consecutive buckets are packed into shards of at most {SHARD_SIZE:,} "
+         "papers, each indexed by its own Pagefind process; the search page merges every shard into one query.")
+# Files of Pagefind's bundle that this site does not use (other UIs); removed from every shard.
+UNUSED = ("pagefind-component-ui.css", "pagefind-component-ui.js", "pagefind-modular-ui.css",
+          "pagefind-modular-ui.js", "pagefind-highlight.js")
+
+
+@dataclass
+class Shard:
+    number: int
+    buckets: list[str]
+    papers: int
+    first_slug: str
+    last_slug: str
+
+
+@dataclass
+class SearchResult:
+    available: bool
+    reason: str | None = None
+    shards: list[Shard] = field(default_factory=list)
+
+
+def bucket(slug: str) -> str:
+    head = "".join(c if c.isalnum() else "_" for c in slug[:2].lower())
+    return head or "_"
+
+
+class SearchDocuments:
+    """The scratch directory of search documents, written one paper at a time (nothing kept in memory)."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self.counts: dict[str, list[str]] = {}  # bucket -> [first slug, last slug, count] as strings
+        if scratch.exists():
+            shutil.rmtree(scratch)
+        scratch.mkdir(parents=True)
+
+    def add(self, slug: str, path: str, title: str, authors: list[str], tasks: list[str], abstract: str | None,
+            date: str | None) -> None:
+        """`path` is the page's file under the site root (`paper/<slug>/index.html`)."""
+        b = bucket(slug)
+        target = self.scratch / b / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        e = html.escape
+        date_meta = f'<span data-pagefind-meta="date:{e(date)}"></span>' if date else ""
+        target.write_text(
+            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>{e(title)}</title></head><body>"
+            f"<h1>{e(title)}</h1>{date_meta}"
+            f'<p data-pagefind-meta="authors">{e(", ".join(authors))}</p>'
+            f'<p data-pagefind-meta="tasks">{e(", ".join(tasks))}</p>'
+            f"<p>{e(plain_text(abstract, limit=4000))}</p>"
+            "</body></html>",
+            encoding="utf-8",
+        )
+        entry = self.counts.setdefault(b, [slug, slug, "0"])
+        entry[0], entry[1], entry[2] = min(entry[0], slug), max(entry[1], slug), str(int(entry[2]) + 1)
+
+    def shards(self, size: int = SHARD_SIZE) -> list[Shard]:
+        out: list[Shard] = []
+        for b in sorted(self.counts):
+            first, last, n = self.counts[b][0], self.counts[b][1], int(self.counts[b][2])
+            if out and out[-1].papers + n <= size:
+                shard = out[-1]
+                shard.buckets.append(b)
+                shard.papers += n
+                shard.last_slug = max(shard.last_slug, last)
+            else:
+                out.append(Shard(len(out) + 1, [b], n, first, last))
+        return out
+
+    def close(self) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def binary() -> Path | None:
+    """The Pagefind binary the Python API would run, or None when there is none."""
+    try:
+        from pagefind.service import get_executable
+    except ImportError:
+        return None
+    try:
+        return get_executable()
+    except (FileNotFoundError, OSError):
+        return None
+
+
+def build_index(documents: SearchDocuments, bundle_root: Path, size: int = SHARD_SIZE) -> SearchResult:
+    """Index every shard into `bundle_root/<n>/`; on any failure remove what was written and say why."""
+    shards = documents.shards(size)
+    if not shards:
+        return SearchResult(False, "no papers to index")
+    try:
+        from pagefind.index import PagefindIndex
+    except ImportError:
+        return SearchResult(False, "the pagefind package is not installed (pip install 'pagefind[bin]')")
+    if binary() is None:
+        return SearchResult(False, "no Pagefind binary found (pip install 'pagefind[bin]', or set PAGEFIND_BINARY_PATH)")
+
+    async def index_all() -> None:
+        for shard in shards:
+            output = str((bundle_root / str(shard.number)).resolve())
+            async with PagefindIndex({"force_language": "en", "output_path": output}) as index:
+                for b in shard.buckets:
+                    await index.add_directory(str((documents.scratch / b).resolve()))
+            # leaving the context wrote the shard to `output_path` and stopped its Pagefind process
+
+    try:
+        asyncio.run(index_all())
+    except Exception as exc:  # the binary's errors arrive as plain Exceptions from the service
+        shutil.rmtree(bundle_root, ignore_errors=True)
+        return SearchResult(False, f"Pagefind failed: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}")
+    for shard in shards:
+        directory = bundle_root / str(shard.number)
+        for name in UNUSED + (("pagefind-ui.js", "pagefind-ui.css") if shard.number > 1 else ()):
+            (directory / name).unlink(missing_ok=True)
+    return SearchResult(True, None, shards)

@@ -1,0 +1,225 @@
+"""The hostile corpus (`tests/hostile`): every attack is contained and recorded with a precise
+status and reason, the honest samples beside it are intact, and the host is untouched.
+
+`paperproof verify` runs as a real subprocess on a copy of the corpus, with a fake token in its
+environment, a TCP listener on this machine for the network attacks to aim at, canary paths
+for the file attacks, and a root-only secret; afterwards the test checks the canaries, the
+listener, the copy, the runner's temporary directory and the process table.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+LIMITS = {"wall_seconds": 8, "cpu_seconds": 2, "file_size": 2 * 1024**2, "address_space": 512 * 1024**2,
+          "processes": 32, "open_files": 64}
+FAKE_TOKEN = "ghp_paperproofFakeToken0123456789"
+
+# module -> (status, reason pattern): what each kind must be recorded as, precisely.
+EXPECTED = {
+    "benign": ("ran", r"^returned on (\d+) of \1 cases"),
+    "uses_local_module": ("ran", r"^returned on (\d+) of \1 cases"),
+    "missing_package": ("unverified", r"module hostile_tensorflow_addons is not installed in the runner \(nothing is installed at run time\)"),
+    "net_connect": ("unverified", r"^blocked by the sandbox on every case: network: (Connection refused|Network is unreachable)"),
+    "dns_lookup": ("unverified", r"^blocked by the sandbox on every case: network: name resolution is not available"),
+    "write_outside": ("unverified", r"^blocked by the sandbox on every case: filesystem: .*checkpoint\.npy is read-only in the sandbox"),
+    "write_home": ("unverified", r"^blocked by the sandbox on every case: (filesystem: .* is read-only|file not available) in the sandbox"),
+    "write_tmp": ("ran", r"^returned on (\d+) of \1 cases"),  # its private /tmp: the host's stays clean
+    "write_shm": ("ran", r"^returned on (\d+) of \1 cases"),  # its private /dev/shm
+    "read_secret": ("unverified", r"^blocked by the sandbox on every case: filesystem: access to .*credentials\.txt is denied"),
+    "env_token": ("ran", r"^returned on (\d+) of \1 cases"),  # it raises with anything it finds
+    "see_processes": ("ran", r"^returned on (\d+) of \1 cases"),
+    "fork_bomb": ("unverified", r"^blocked by the sandbox on every case: processes: no process could be started \(limit of 32"),
+    "thread_bomb": ("unverified", r"^blocked by the sandbox on every case: processes: no thread could be started \(limit of 32"),
+    "memory_bomb": ("unverified", r"^blocked by the sandbox on every case: memory: allocation refused at the address-space limit \(512 MiB"),
+    "open_many_files": ("unverified", r"^blocked by the sandbox on every case: open files: limit of 64 reached"),
+    "cpu_spin": ("unverified", r"^no case finished: CPU time limit of 2 s reached \(SIGXCPU\) during case typical"),
+    "infinite_recursion": ("ran_violates", r"^raised on every case \(RecursionError ×\d+\)"),
+    "segfault": ("unverified", r"^no case finished: ended by SIGSEGV: segmentation fault during case typical"),
+    "os_exit": ("unverified", r"^no case finished: exited with status 3 during case typical before reporting every case"),
+    "sys_exit": ("ran_violates", r"^raised on every case \(SystemExit ×\d+\); first: SystemExit: exit requested with status 4"),
+    # its parent lies outside its PID namespace (getppid() is 0), so kill(0) hits its own group
+    "kill_parent": ("unverified", r"^no case finished: ended by SIGKILL: killed, not by the runner's timeout"),
+    "ignore_sigterm": ("unverified", r"^no case finished: wall-clock limit of 8 s reached during case typical; the process tree was killed"),
+    "detached_grandchild": ("unverified", r"^no case finished: wall-clock limit of 8 s reached during case typical; the process tree was killed"),
+    "signal_alarm": ("unverified", r"^no case finished: ended by SIGALRM: its own alarm timer during case typical"),
+    "gigantic_output": ("unverified", r"^no case finished: stdout reached the file-size cap of 2 MiB \(SIGXFSZ\) during case typical"),
+    "huge_return": ("unverified", r"^returned values we cannot record on every case: the returned ndarray is 74\.5 GiB, over the 256 MiB cap"),
+    "unserialisable_return": ("unverified", r"^returned values we cannot record on every case: cannot describe a value of type .*_Index: its repr raised RuntimeError"),
+    "generator_return": ("ran", r"^returned on (\d+) of \1 cases"),
+    "monkeypatch_runner": ("unverified", r"^its report cannot be trusted: the sample modified the runner \(paperproof\.runner\.child\.encode, json\.dumps\)"),
+    "patch_builtins": ("unverified", r"^its report cannot be trusted: the sample modified the runner \(builtins\.isinstance, builtins\.repr\)"),
+    "forge_protocol": ("ran", r"^returned on (\d+) of \1 cases"),
+    "setuid_root": ("unverified", r"^blocked by the sandbox on every case: privileges: operation not permitted in the sandbox"),
+    "ptrace_attach": ("unverified", r"^blocked by the sandbox on every case: privileges: operation not permitted in the sandbox"),
+    "unshare_escape": ("unverified", r"^blocked by the sandbox on every case: privileges: operation not permitted in the sandbox"),
+}
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux namespaces")
+
+
+def _host_addresses() -> list[str]:
+    """IPv4 addresses of this machine's interfaces other than loopback (traffic to them stays here)."""
+    found = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        for _, name in socket.if_nameindex():
+            if name == "lo":
+                continue
+            try:
+                answer = fcntl.ioctl(sock, 0x8915, struct.pack("256s", name.encode()[:15]))  # SIOCGIFADDR
+            except OSError:
+                continue
+            found.append(socket.inet_ntoa(answer[20:24]))
+    return found
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+            for p in sorted(root.rglob("*"))}
+
+
+def _processes() -> dict[int, tuple[int, str, bytes]]:
+    """pid -> (uid, command line, environment) of every process we can read."""
+    seen = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            uid = os.stat(f"/proc/{name}").st_uid
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            environ = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:
+            continue
+        seen[int(name)] = (uid, cmdline, environ)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("hostile")
+    repo = root / "hostile"
+    shutil.copytree(HOSTILE, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    runner_tmp = root / "runner-tmp"
+    runner_tmp.mkdir()
+    tag = uuid.uuid4().hex[:12]
+    secret_text = f"paperproof-secret-{tag}"
+    secret = repo / "credentials.txt"
+    secret.write_text(secret_text)
+    secret.chmod(0o600)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("0.0.0.0", 0))
+    listener.listen(16)
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    canaries = {
+        "canary_tmp": f"/tmp/paperproof-hostile-{tag}",
+        "canary_shm": f"/dev/shm/paperproof-hostile-{tag}",
+        "canary_home": str(Path.home() / f".paperproof-hostile-{tag}"),
+    }
+    targets = {"tcp": [["127.0.0.1", port]] + [[ip, port] for ip in _host_addresses()],
+               "secret_file": str(secret), "marker": f"paperproof-hostile-{tag}", **canaries}
+    (repo / "targets.json").write_text(json.dumps(targets))
+    snapshot_before = _tree_digest(repo)
+    env = {**os.environ, "GITHUB_TOKEN": FAKE_TOKEN, "AWS_SECRET_ACCESS_KEY": FAKE_TOKEN, "TMPDIR": str(runner_tmp)}
+    command = [sys.executable, "-m", "paperproof", "verify", str(repo), "--all", "--json", "--workers", "2",
+               *[f"--limit={k}={v}" for k, v in LIMITS.items()]]
+    started = time.monotonic()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    elapsed = time.monotonic() - started
+    accepted = []
+    try:
+        while True:
+            accepted.append(listener.accept())
+    except BlockingIOError:
+        pass
+    listener.close()
+    time.sleep(0.2)  # let the kernel finish tearing down the last namespace
+    return {
+        "done": done, "elapsed": elapsed, "records": json.loads(done.stdout) if done.returncode == 0 else [],
+        "tag": tag, "secret_text": secret_text, "canaries": canaries, "accepted": accepted, "repo": repo,
+        "snapshot_before": snapshot_before, "snapshot_after": _tree_digest(repo), "runner_tmp": runner_tmp,
+        "processes_after": _processes(),
+    }
+
+
+def test_verify_finishes_with_a_record_for_every_entry(hostile: dict) -> None:
+    done = hostile["done"]
+    assert done.returncode == 0, done.stderr[-3000:]
+    modules = {p.stem for p in HOSTILE.glob("*.py") if not p.name.startswith("_")}
+    assert {r["path"].removesuffix(".py") for r in hostile["records"]} == modules
+    assert set(EXPECTED) == modules, "every module of the corpus has an expectation"
+    assert len(modules) >= 15
+
+
+@pytest.mark.parametrize("module", sorted(EXPECTED))
+def test_each_kind_is_contained_with_a_precise_status_and_reason(hostile: dict, module: str) -> None:
+    record = next(r for r in hostile["records"] if r["path"] == f"{module}.py")
+    status, pattern = EXPECTED[module]
+    assert (record["status"], module) == (status, module), record["reason"]
+    assert re.search(pattern, record["reason"]), record["reason"]
+
+
+def test_every_isolation_layer_held(hostile: dict) -> None:
+    for record in hostile["records"]:
+        if record["isolation"] is None:  # not run: could not be defined
+            continue
+        assert record["isolation"] == {"network": "namespace", "pid": "namespace", "filesystem": "read_only",
+                                       "user": "unprivileged", "syscalls": "seccomp", "fallbacks": []}, record["path"]
+        assert record["device"] == "cpu"
+
+
+def test_honest_samples_beside_the_hostile_ones_are_intact(hostile: dict) -> None:
+    by_path = {r["path"]: r for r in hostile["records"]}
+    benign = by_path["benign.py"]
+    assert all(c["outcome"] == "returned" for c in benign["cases"])
+    assert benign["cases"][0]["output"].startswith("ndarray float32 [24] in [")
+    local = by_path["uses_local_module.py"]  # a helper module of the snapshot imports from the snapshot
+    assert all(c["outcome"] == "returned" for c in local["cases"])
+
+
+def test_no_file_written_outside_the_sandbox(hostile: dict) -> None:
+    for path in hostile["canaries"].values():
+        assert not os.path.exists(path), path
+    assert hostile["snapshot_after"] == hostile["snapshot_before"]  # the snapshot is read-only
+    assert list(hostile["runner_tmp"].iterdir()) == []  # the runner cleared its own work too
+
+
+def test_no_connection_reached_the_host(hostile: dict) -> None:
+    assert hostile["accepted"] == []
+
+
+def test_no_process_left_behind(hostile: dict) -> None:
+    marker, tmp = hostile["tag"], str(hostile["runner_tmp"]).encode()
+    for pid, (uid, cmdline, environ) in hostile["processes_after"].items():
+        assert marker not in cmdline, f"the detached grandchild {pid} outlived its run: {cmdline}"
+        assert tmp not in environ, f"a runner process {pid} outlived `paperproof verify`: {cmdline}"
+
+
+def test_secrets_and_tokens_never_reach_a_sample(hostile: dict) -> None:
+    output = hostile["done"].stdout + hostile["done"].stderr
+    assert FAKE_TOKEN not in output
+    assert hostile["secret_text"] not in output
+    sees = next(r for r in hostile["records"] if r["path"] == "see_processes.py")
+    for case in sees["cases"]:  # the reaper (PID 1 of its namespace) and itself: no host process, no other sample
+        assert re.fullmatch(r"dict len 2 \{1, \d+\}", case["output"]), case["output"]
+    forger = next(r for r in hostile["records"] if r["path"] == "forge_protocol.py")
+    assert {c["output"] for c in forger["cases"]} == {"list len 0"}  # no pipe or socket of the runner to write to
+
+
+def test_the_corpus_runs_in_reasonable_time(hostile: dict) -> None:
+    assert hostile["elapsed"] < 120

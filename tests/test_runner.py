@@ -1,0 +1,192 @@
+"""The runner's parent side: zygote restarts, the protocol channel, devices, the result cache,
+report parsing and the caps on returned values."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paperproof.build import verdict
+from paperproof.build.pipeline import BuildConfig, build
+from paperproof.catalogue.extract import extract_module
+from paperproof.catalogue.sample import Contract
+from paperproof.fixtures.synth import synthesize
+from paperproof.runner import child
+from paperproof.runner.answer import parse_answer
+from paperproof.runner.executor import Executor, ResultCache, RunRequest
+from paperproof.runner.sandbox import Limits
+
+
+def request(tmp: Path, code: str, limits: dict | None = None, name: str = "m.py") -> RunRequest:
+    (tmp / name).write_text(code)
+    (entry,) = extract_module(code, repo="o/r", path=name)
+    fixtures = synthesize(entry)
+    assert fixtures.cases, fixtures.missing
+    return RunRequest(entry, fixtures, str(tmp), limits)
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with Executor(workers=1) as pool:
+        yield pool
+
+
+def test_entries_taking_a_device_get_the_cpu_here_and_the_record_says_so(executor, tmp_path):
+    run = request(tmp_path, "def place(scores, device):\n    return str(device)\n")
+    assert run.payload()["wants_device"]
+    result = executor.run_one(run)
+    assert result.end == "completed" and result.device == "cpu"
+    assert {c.value.repr for c in result.cases} == {"'cpu'"}
+
+
+def test_a_sample_holds_no_pipe_or_socket_of_the_runner(executor, tmp_path):
+    code = (
+        "import os, stat\n\n"
+        "def held(n):\n"
+        "    kinds = {}\n"
+        "    for name in os.listdir('/proc/self/fd'):\n"
+        "        try:\n"
+        "            mode = os.fstat(int(name)).st_mode\n"
+        "        except OSError:\n"
+        "            continue\n"
+        "        kinds[name] = 'pipe' if stat.S_ISFIFO(mode) else 'socket' if stat.S_ISSOCK(mode) else 'other'\n"
+        "    return ' '.join(sorted(kinds.values()))\n"
+    )
+    result = executor.run_one(request(tmp_path, code))
+    assert result.end == "completed"
+    for case in result.cases:
+        assert case.value.repr.strip("'").split() == ["other"] * 4, case.value  # std streams and the report
+
+
+def test_a_killed_zygote_is_restarted_and_the_affected_sample_marked(tmp_path):
+    cache = ResultCache(tmp_path / "cache")
+    slow = request(tmp_path, "import time\n\ndef wait(n):\n    time.sleep(30)\n", name="slow.py")
+    quick = request(tmp_path, "def double(n):\n    return 2 * n\n", name="quick.py")
+    with Executor(workers=1, cache=cache) as pool:
+        pool.run_one(quick)  # warm: the zygote is up
+        zygote = pool._all[0]
+        runs_root = zygote.runs_root
+        killer = threading.Timer(1.0, lambda: os.kill(zygote.process.pid, signal.SIGKILL))
+        killer.start()
+        started = time.monotonic()
+        result = pool.run_one(slow)
+        assert time.monotonic() - started < 10  # noticed at once, not at the wall-clock limit
+        assert result.end == "runner_error"
+        assert "died (signal 9)" in result.reason and "restarted" in result.reason
+        judged = verdict.judge(slow.fixtures, result, Contract())
+        assert judged.status == "unverified" and judged.reason.startswith("not run to a result: the sandbox zygote died")
+        assert not os.path.exists(runs_root)
+        assert cache.get(slow.cache_key()) is None  # a runner failure is not the sample's result
+        again = pool.run_one(quick.__class__(quick.entry, quick.fixtures, quick.snapshot, {"wall_seconds": 9}))
+        assert again.end == "completed"  # on a fresh zygote
+
+
+def test_concurrent_pools_never_share_a_sandbox_uid():
+    with Executor(workers=2) as one, Executor(workers=2) as two:
+        slots = [z.slot for z in one._all + two._all]
+    assert len(set(slots)) == 4
+
+
+def test_the_cache_skips_unchanged_runs_and_reruns_changed_code_or_fixtures(tmp_path):
+    cache_dir = tmp_path / "cache"
+    first = request(tmp_path, "def half(n):\n    return n / 2\n", name="a.py")
+    second = request(tmp_path, "def third(n):\n    return n / 3\n", name="b.py")
+    with Executor(workers=1, cache=ResultCache(cache_dir)) as pool:
+        list(pool.run([first, second]))
+        assert pool.executed == 2
+    with Executor(workers=1, cache=ResultCache(cache_dir)) as pool:
+        results = list(pool.run([first, second]))
+        assert (pool.executed, pool.cache.hits) == (0, 2)
+        assert [r.end for r in results] == ["completed", "completed"]
+    changed = request(tmp_path, "def half(n):\n    return n / 2.0\n", name="a.py")
+    refixtured = RunRequest(second.entry, second.fixtures.model_copy(update={"version": "other"}), second.snapshot)
+    with Executor(workers=1, cache=ResultCache(cache_dir)) as pool:
+        list(pool.run([changed, second, refixtured]))
+        assert (pool.executed, pool.cache.hits) == (2, 1)
+
+
+def test_a_second_build_with_nothing_changed_executes_no_sample(bundled_site, tmp_path):
+    cache = bundled_site.parent / "cache"
+    summary = build(BuildConfig(out=tmp_path / "site", cache=cache))
+    total = sum(summary.samples.values())
+    assert summary.executed == 0
+    assert summary.cached > 0 and summary.cached <= total
+
+
+# --- report parsing: untrusted lines ---------------------------------------------------------
+
+
+def _answer(lines: list[dict], **frame) -> dict:
+    return {"timed_out": False, "exit_code": 0, "signal": None, "limits": {}, "report_truncated": False,
+            "report": [json.dumps(line) for line in lines], **frame}
+
+
+def _cases(run: RunRequest) -> list[dict]:
+    return [{"event": "case", "case_id": c.case_id, "outcome": "returned",
+             "value": {"type": "int", "repr": "1", "digest": "d"}} for c in run.fixtures.cases]
+
+
+def test_forged_or_unknown_report_lines_make_the_report_untrusted(tmp_path):
+    run = request(tmp_path, "def one(n):\n    return 1\n")
+    honest = parse_answer(_answer([{"event": "load"}, *_cases(run)]), run)
+    assert honest.end == "completed"
+    for extra, why in (
+        ({"event": "case", "case_id": run.fixtures.cases[0].case_id, "outcome": "returned",
+          "value": {"type": "int", "repr": "2", "digest": "e"}}, "two results for case"),
+        ({"event": "verdict", "status": "ran"}, "unknown event 'verdict'"),
+        ({"event": "case", "case_id": "bonus", "outcome": "returned", "value": {"type": "int", "digest": "f"}}, "not asked for"),
+        ({"event": "isolation", "network": "namespace"}, "second isolation record"),
+    ):
+        lines = [{"event": "isolation"}, *_cases(run), extra]
+        result = parse_answer(_answer(lines), run)
+        assert result.end == "protocol_error" and why in result.reason
+        assert all(c.outcome == "not_reached" for c in result.cases)  # nothing of it is kept
+        assert verdict.judge(run.fixtures, result, Contract()).reason.startswith("its report cannot be trusted")
+
+
+def test_the_reason_names_the_limit_and_the_case_cut_short(tmp_path):
+    run = request(tmp_path, "def one(n):\n    return 1\n")
+    first = run.fixtures.cases[0].case_id
+    lines = [{"event": "start", "case_id": first}]
+    xcpu = parse_answer(_answer(lines, signal=signal.SIGXCPU, exit_code=None, limits={"cpu_seconds": 3}), run)
+    assert (xcpu.end, xcpu.reason) == ("killed", f"CPU time limit of 3 s reached (SIGXCPU) during case {first}")
+    xfsz = parse_answer(_answer(lines, signal=signal.SIGXFSZ, exit_code=None, limits={"file_size": 1024**2},
+                                output_sizes={"stdout": 10, "stderr": 1024**2, "report": 5}), run)
+    assert (xfsz.end, xfsz.reason) == ("output_limit", f"stderr reached the file-size cap of 1 MiB (SIGXFSZ) during case {first}")
+    late = parse_answer(_answer(lines, timed_out=True, limits={"wall_seconds": 2.5}), run)
+    assert late.reason == f"wall-clock limit of 2.5 s reached during case {first}; the process tree was killed"
+
+
+# --- caps on returned values -------------------------------------------------------------------
+
+
+def test_values_over_the_cap_are_refused_before_they_are_read():
+    view = np.broadcast_to(np.float64(1.0), (10**6, 10**6))  # 7.3 TiB claimed, nothing allocated
+    encoded, error = child._summary(view, Limits())
+    assert encoded is None and "over the 256 MiB cap on returned values" in str(error)
+    assert child._summary(list(range(100)), Limits(value_bytes=512))[1] is not None
+
+
+def test_summaries_over_the_record_cap_are_unserialisable():
+    nested = [[list(np.linspace(0, 1, 4096)) for _ in range(4)] for _ in range(4)]
+    encoded, error = child._summary(nested, Limits(record_bytes=64 * 1024))
+    assert encoded is None and "over the 65536-byte cap on one report record" in str(error)
+    assert child._summary(nested, Limits())[0] is not None  # the default cap holds it
+
+
+def test_huge_integers_and_failing_reprs_do_not_crash_the_encoder():
+    assert child.encode(10**5000)["repr"] == f"<int of {(10**5000).bit_length()} bits>"
+
+    class Exits:
+        def __repr__(self):
+            raise SystemExit(3)
+
+    encoded, error = child._summary(Exits(), Limits())
+    assert encoded is None and isinstance(error, SystemExit)
