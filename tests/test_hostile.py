@@ -93,19 +93,18 @@ def _tree_digest(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*"))}
 
 
-def _processes() -> dict[int, tuple[int, str, bytes]]:
-    """pid -> (uid, command line, environment) of every process we can read."""
+def _processes() -> dict[int, tuple[str, bytes]]:
+    """pid -> (command line, environment) of every process we can read."""
     seen = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            uid = os.stat(f"/proc/{name}").st_uid
             cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
             environ = Path(f"/proc/{name}/environ").read_bytes()
         except OSError:
             continue
-        seen[int(name)] = (uid, cmdline, environ)
+        seen[int(name)] = (cmdline, environ)
     return seen
 
 
@@ -205,7 +204,7 @@ def test_no_connection_reached_the_host(hostile: dict) -> None:
 
 def test_no_process_left_behind(hostile: dict) -> None:
     marker, tmp = hostile["tag"], str(hostile["runner_tmp"]).encode()
-    for pid, (uid, cmdline, environ) in hostile["processes_after"].items():
+    for pid, (cmdline, environ) in hostile["processes_after"].items():
         assert marker not in cmdline, f"the detached grandchild {pid} outlived its run: {cmdline}"
         assert tmp not in environ, f"a runner process {pid} outlived `paperproof verify`: {cmdline}"
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -44,6 +47,8 @@ def test_entries_taking_a_device_get_the_cpu_here_and_the_record_says_so(executo
     result = executor.run_one(run)
     assert result.end == "completed" and result.device == "cpu"
     assert {c.value.repr for c in result.cases} == {"'cpu'"}
+    hello = executor._all[0].hello
+    assert hello["warm"] == ["numpy", "pandas", "torch"] and hello["cuda_initialised"] is False
 
 
 def test_a_sample_holds_no_pipe_or_socket_of_the_runner(executor, tmp_path):
@@ -190,3 +195,31 @@ def test_huge_integers_and_failing_reprs_do_not_crash_the_encoder():
 
     encoded, error = child._summary(Exits(), Limits())
     assert encoded is None and isinstance(error, SystemExit)
+
+
+FALLBACK_SCRIPT = """
+import json, sys
+from paperproof.catalogue.extract import extract_module
+from paperproof.fixtures.synth import synthesize
+from paperproof.runner.executor import Executor, RunRequest
+(entry,) = extract_module(open(sys.argv[1] + "/m.py").read(), repo="o/r", path="m.py")
+with Executor(workers=1) as pool:
+    result = pool.run_one(RunRequest(entry, synthesize(entry), sys.argv[1]))
+print(json.dumps({"end": result.end, "isolation": result.isolation.model_dump()}))
+"""
+
+
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("unshare"), reason="needs root to make an unprivileged runner")
+def test_without_root_the_run_record_states_each_fallback(tmp_path):
+    (tmp_path / "m.py").write_text("def double(n):\n    return 2 * n\n")
+    tmp_path.chmod(0o755)
+    command = ["unshare", "--user", "--map-user=65534", "--map-group=65534",
+               sys.executable, "-c", FALLBACK_SCRIPT, str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads(done.stdout.splitlines()[-1])
+    assert record["end"] == "completed"
+    isolation = record["isolation"]
+    assert (isolation["network"], isolation["pid"], isolation["user"]) == ("namespace", "process_group", "same")
+    assert any(f.startswith("no PID namespace (needs root)") for f in isolation["fallbacks"])
+    assert any(f.startswith("not root: runs as the invoking user") for f in isolation["fallbacks"])

@@ -61,8 +61,9 @@ class DaskExecutor:
         keys = [r.cache_key() for r in requests]
         cached = [self.cache.get(k) for k in keys]
         todo = [i for i, result in enumerate(cached) if result is None]
-        futures = dict(zip(todo, self.client.map(run_payload, [requests[i].payload() for i in todo],
-                                                 key=[f"paperproof-run-{keys[i]}" for i in todo], pure=False)))
+        submitted = self.client.map(run_payload, [requests[i].payload() for i in todo],
+                                    key=[f"paperproof-run-{keys[i]}" for i in todo], pure=False)
+        futures = dict(zip(todo, submitted, strict=True))
         for index, request in enumerate(requests):
             if cached[index] is not None:
                 yield cached[index]

@@ -103,6 +103,7 @@ class Zygote:
         self.slot = self._slot.number
         self.process: subprocess.Popen[bytes] | None = None
         self.runs_root: str | None = None
+        self.hello: dict = {}  # the zygote's ready line: what it warmed, whether CUDA was touched
         self._buffer = b""
         self._closed = False
 
@@ -125,6 +126,7 @@ class Zygote:
             self._stop()
             raise RuntimeError(f"the sandbox zygote did not start (said {ready!r}); is paperproof installed?")
         self.runs_root = str(hello.get("runs_root") or "") or None
+        self.hello = hello
         return self.process
 
     def _read_line(self, timeout: float) -> bytes | None:

@@ -24,7 +24,6 @@ import shutil
 import signal
 import sys
 import tempfile
-import time
 from dataclasses import asdict
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -242,7 +241,10 @@ def main() -> None:
     os.makedirs(os.path.join(runs_root, ".root"))  # mount point for each sample's private root
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stray prints from libraries must not hit the channel
-    channel.write(json.dumps({"ready": True, "warm": warm, "pid": os.getpid(), "runs_root": runs_root}) + "\n")
+    torch = sys.modules.get("torch")
+    cuda = bool(torch is not None and torch.cuda.is_initialized())  # must stay False: children fork from here
+    channel.write(json.dumps({"ready": True, "warm": warm, "pid": os.getpid(), "runs_root": runs_root,
+                              "cuda_initialised": cuda}) + "\n")
     channel.flush()
     try:
         for line in sys.stdin:
