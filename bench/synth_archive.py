@@ -202,21 +202,34 @@ def generate(out: Path, papers: int = PAPERS, links: int = LINKS, seed: int = 1)
 
 
 def mutate(out: Path, change: int, drop: int, seed: int = 1) -> tuple[list[str], list[str]]:
-    """Rewrite the papers dump with `change` papers' abstracts edited and `drop` papers removed, spread
-    evenly over the dump. Returns the (changed, dropped) slugs."""
+    """Rewrite the papers dump (streaming) with `change` papers' abstracts edited and `drop` papers removed,
+    spread evenly over the dump. Returns the (changed, dropped) slugs."""
+    import ijson
+
     path = out / "papers-with-abstracts.json.gz"
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        rows = json.load(handle)
-    total = len(rows)
+    with gzip.open(path, "rb") as handle:
+        total = sum(1 for _ in ijson.items(handle, "item"))
     step = max(1, total // max(1, change + drop))
     picked = list(range(step // 2, total, step))[:change + drop]
-    changed, dropped = [], []
-    drop_at = set(picked[change:])
-    for i in picked[:change]:
-        rows[i] = {**rows[i], "abstract": (rows[i]["abstract"] or "") + f" Revised (seed {seed})."}
-        changed.append(rows[i]["paper_url"].rsplit("/", 1)[-1])
-    dropped = [rows[i]["paper_url"].rsplit("/", 1)[-1] for i in sorted(drop_at)]
-    write_array(path, iter(r for i, r in enumerate(rows) if i not in drop_at))
+    change_at, drop_at = set(picked[:change]), set(picked[change:])
+    changed: list[str] = []
+    dropped: list[str] = []
+
+    def rows() -> Iterator[dict]:
+        with gzip.open(path, "rb") as handle:
+            for i, row in enumerate(ijson.items(handle, "item", use_float=True)):
+                slug = row["paper_url"].rsplit("/", 1)[-1]
+                if i in drop_at:
+                    dropped.append(slug)
+                    continue
+                if i in change_at:
+                    row = {**row, "abstract": (row["abstract"] or "") + f" Revised (seed {seed})."}
+                    changed.append(slug)
+                yield row
+
+    tmp = path.with_name(path.name + ".tmp")
+    write_array(tmp, rows())
+    tmp.replace(path)
     return changed, dropped
 
 

@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--cache", type=Path, default=Path(".paperproof-cache"), help="run cache directory")
     b.add_argument("--no-cache", action="store_true", help="run every sample even when a cached result exists")
     b.add_argument("--scheduler", metavar="ADDRESS", help="run samples on a Dask distributed cluster (default: a local pool)")
+    b.add_argument("--jobs", type=int, help="render processes (default: one per core)")
+    b.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 when the site on disk is stale (a build would change it), 0 when not")
 
     v = commands.add_parser("verify", help="verify the functions of one local repository before publishing it")
     v.add_argument("path", type=Path, help="a checkout of the repository")
@@ -74,7 +77,7 @@ def _build(args: argparse.Namespace) -> int:
 
     config = BuildConfig(archive=args.archive, repos=args.repos, out=args.out, base_url=args.base_url,
                          workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store,
-                         scheduler=args.scheduler)
+                         scheduler=args.scheduler, jobs=args.jobs, check=args.check)
     try:
         summary = build(config)
     except (FileNotFoundError, NotADirectoryError) as exc:
@@ -82,6 +85,8 @@ def _build(args: argparse.Namespace) -> int:
         return 2
     for line in summary.lines():
         print(line)
+    if config.check:
+        return 1 if summary.pages.get("stale") else 0
     print(f"open {config.out / 'index.html'} in a browser, or serve it: python -m http.server -d {config.out}")
     return 0
 

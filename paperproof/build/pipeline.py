@@ -16,7 +16,10 @@ from pathlib import Path
 
 from paperproof.build import contracts, fidelity, verdict
 from paperproof.build.progress import BuildSummary, bar
+from paperproof.build.publish import swap
 from paperproof.build.samples import link_behaviours, make_sample
+from paperproof.build.links import LinkTable, read_link_table
+from paperproof.build.manifest import input_files
 from paperproof.build.site import SiteWriter
 from paperproof.build.twin import repo_kind, safe_key
 from paperproof.build.urls import SiteUrls
@@ -47,6 +50,8 @@ class BuildConfig:
     scheduler: str | None = None  # a Dask scheduler address: run samples on that cluster
     limits: dict | None = None  # per-sample sandbox limits (`runner.sandbox.Limits` fields)
     store: Path | None = None  # a harvest store (`paperproof harvest`), used as `repos` is
+    jobs: int | None = None  # render processes (default: one per core)
+    check: bool = False  # write nothing; the summary's `stale` says what a build would change
 
 
 @dataclass
@@ -62,17 +67,23 @@ class RepoWork:
 def build(config: BuildConfig) -> BuildSummary:
     summary = BuildSummary(out=str(config.out))
     archive = open_archive(config.archive)
-    links = read_links(archive)
-    repos = resolve_repositories(links, repository_source(config))
-    terms = collect_paper_terms(archive, links, repos)
-    select_entries(repos, terms, config.per_repo, summary)
-    run_and_judge(repos, config, summary)
-    with SiteWriter(config.out, SiteUrls(config.base_url), read_at(archive)) as site:
+    # The site writer first: it forks the render processes before anything is read (see build.site).
+    with SiteWriter(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
+                    check=config.check, inputs=input_files(config.archive)) as site:
+        links = read_links(archive, *site.links_store())
+        repos = resolve_repositories(links, repository_source(config))
+        terms = collect_paper_terms(archive, links, repos)
+        select_entries(repos, terms, config.per_repo, summary)
+        run_and_judge(repos, config, summary)
         summary.papers = site.write_papers(archive, links, repos)
         site.write_repositories(repos)
         site.write_indexes()
     summary.rejects = archive.rejects + site.rejects
     summary.notes = site.notes
+    summary.pages = dict(site.counts)
+    summary.stale = site.stale
+    summary.noop = site.noop
+    summary.check = config.check
     summary.repositories = len(repos)
     summary.repositories_with_source = sum(1 for w in repos.values() if w.record.has_source)
     summary.samples.update(s.status for w in repos.values() for s in w.samples)
@@ -82,18 +93,10 @@ def build(config: BuildConfig) -> BuildSummary:
 # --- stages ---------------------------------------------------------------------------------
 
 
-def read_links(archive: Archive) -> dict[str, list[CodeLinkRow]]:
-    """Code links grouped by paper slug, one per (paper, repository)."""
-    grouped: dict[str, list[CodeLinkRow]] = defaultdict(list)
-    seen: set[tuple[str, str]] = set()
-    for link, _ in bar(archive.links(), "links", unit="link"):
-        key = safe_key(link.repo_url)
-        pair = (link.paper_slug, key.key if key else link.repo_url)
-        if pair in seen:
-            continue
-        seen.add(pair)
-        grouped[link.paper_slug].append(link)
-    return dict(grouped)
+def read_links(archive: Archive, store: Path | None = None, fingerprint: str | None = None) -> LinkTable:
+    """Code links grouped by paper slug, one per (paper, repository): a table on disk at `store` (reused while
+    the links dump's `fingerprint` is the same), in memory without one (`build.links`)."""
+    return read_link_table(archive, store, fingerprint)
 
 
 class NoSources:
@@ -212,15 +215,8 @@ def read_at(archive: Archive) -> str:
 
 
 def publish(staging: Path, out: Path) -> None:
-    """Swap a complete staging tree in for the published one; the old tree is removed only after."""
-    previous = out.with_name(f".{out.name}.previous")
-    if previous.exists():
-        shutil.rmtree(previous)
-    if out.exists():
-        out.rename(previous)
-    staging.rename(out)
-    if previous.exists():
-        shutil.rmtree(previous)
+    """Swap a complete staging tree in for the published one; the old tree is removed only after (`build.publish`)."""
+    swap(staging, out)
 
 
 __all__ = ["BuildConfig", "build", "publish", "Reject"]

@@ -33,15 +33,32 @@ class BuildSummary:
     skipped_files: list[tuple[str, str, str]] = field(default_factory=list)
     out: str = ""
     notes: list[str] = field(default_factory=list)  # what the site writer reports (search, sitemaps)
+    pages: dict[str, int] = field(default_factory=dict)  # units of the site rendered, kept as they were, removed
+    stale: list[str] = field(default_factory=list)  # `build --check`: the first units a build would change
+    noop: bool = False  # the inputs were those of the published site: nothing was done
+    check: bool = False
 
     def lines(self) -> list[str]:
         total = sum(self.samples.values())
         out = [
-            f"built {self.out}: {self.papers} papers, {self.repositories} repositories "
+            f"{'checked' if self.check else 'built'} {self.out}: {self.papers} papers, {self.repositories} repositories "
             f"({self.repositories_with_source} with source), {total} samples",
             "samples by status: " + (", ".join(f"{k} {v}" for k, v in sorted(self.samples.items())) or "none"),
             f"runs: {self.executed} executed, {self.cached} from the cache",
         ]
+        if self.check:
+            count = self.pages.get("stale", 0)
+            if self.noop or not count:
+                out.insert(0, f"up to date: {self.out} is what a build would write")
+            else:
+                out.insert(0, f"stale: {self.out} differs from what a build would write in {count} unit(s), "
+                              "and in the indexes that list them" + (", for example:" if self.stale else ""))
+                out[1:1] = [f"  {what}" for what in self.stale]
+        elif self.noop:
+            out.append(f"pages: nothing to do (the inputs, code and settings are those of the published {self.out})")
+        else:
+            out.append(f"pages: {self.pages.get('rendered', 0)} units rendered, {self.pages.get('kept', 0)} kept, "
+                       f"{self.pages.get('removed', 0)} removed")
         if self.rejects:
             reasons = Counter(r.reason.split(":")[0] for r in self.rejects)
             out.append(f"rows rejected: {len(self.rejects)} (" + ", ".join(f"{n}× {r}" for r, n in reasons.most_common(5)) + ")")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from html import unescape as html_unescape
 
 import markdown
@@ -41,7 +42,7 @@ def markdown_html(text: str | None, heading_offset: int = 2, link_base: Callable
     """
     if not text:
         return Markup("")
-    html = markdown.markdown(text, extensions=["fenced_code", "tables"], output_format="html")
+    html = _markdown(text, "page")
 
     def attribute(tag: str, attr: str, value: str) -> str | None:
         if (tag, attr) not in (("a", "href"), ("img", "src")):
@@ -62,6 +63,46 @@ def markdown_html(text: str | None, heading_offset: int = 2, link_base: Callable
 
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+# Markdown at archive scale. Most abstracts are prose, for which Markdown gives one `<p>` per paragraph,
+# with `&`, `<` and `>` escaped, and nothing else. `_NOT_PROSE` finds everything that could make it give
+# more: a line starting like a block (`#`, `>`, `-`, `+`, `=`, `~`, `<`, a digit and `.` or `)`, or
+# whitespace), whitespace ending a line, control characters, the characters that always mean something
+# (`*`, `` ` ``, `[`, `]`, `|`), a backslash before a character it escapes, `_` not between two word
+# characters (only there is it never emphasis), `&` starting an entity, and `<` followed by anything but
+# a space, a digit, `=` or `-` (a tag, an autolink), or by one of those in a text with an `@` (a mail
+# autolink). Text it does not match skips the parser; the result is the parser's own
+# (tests/test_scale.py holds them to the same output). The parser, when needed, is built once per
+# process and reset between texts, and the last results are kept: a paper's abstract is converted once
+# for its page, its description and its search document.
+_NOT_PROSE = re.compile(
+    r"^(?:[ \t#>+=~<-]|\d+[.)]|[^\S\n])|[^\S\n]$|[\x00-\x09\x0b-\x1f\x7f*`\[\]|]"
+    r"|\\(?:[\\`*_{}\[\]()>#+\-.!|\n]|$)|(?<!\w)_|_(?!\w)|&(?:#|\w+;)|<(?![ \d=-])", re.MULTILINE)
+_MAIL = re.compile(r"<[\d=-]")
+_CONVERTERS: dict[str, markdown.Markdown] = {}
+
+
+def prose_html(text: str) -> str | None:
+    """What Markdown makes of `text` when it is prose (paragraphs of text), else None."""
+    if _NOT_PROSE.search(text) or ("@" in text and _MAIL.search(text)):
+        return None
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return "\n".join(f"<p>{p.strip(chr(10))}</p>" for p in escaped.split("\n\n") if p.strip("\n"))
+
+
+@lru_cache(maxsize=32)
+def _markdown(text: str, flavour: str) -> str:
+    """`page`: the site's Markdown (fenced code, tables; HTML output); `plain`: Python-Markdown's defaults."""
+    fast = prose_html(text)
+    if fast is not None:
+        return fast
+    converter = _CONVERTERS.get(flavour)
+    if converter is None:
+        converter = _CONVERTERS[flavour] = (
+            markdown.Markdown(extensions=["fenced_code", "tables"], output_format="html") if flavour == "page"
+            else markdown.Markdown())
+    converter.reset()
+    return converter.convert(text)
 _HEADING = re.compile(r"<(/?)h([1-6])>")
 
 
@@ -86,7 +127,7 @@ def plain_text(text: str | None, limit: int = 300) -> str:
     """A one-line plain-text excerpt of Markdown (for descriptions): markup characters dropped, cut at a word."""
     if not text:
         return ""
-    flat = nh3.clean(markdown.markdown(text), tags=set())
+    flat = nh3.clean(_markdown(text, "plain"), tags=set())
     flat = " ".join(html_unescape(flat).split())
     if len(flat) <= limit:
         return flat

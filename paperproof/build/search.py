@@ -7,15 +7,17 @@ with the pages. So:
   (`paper/<slug>/index.html` holding its title, authors, tasks and plain-text abstract) is written to a
   scratch directory while the pages are written, instead of Pagefind reading the full pages;
 - the documents are bucketed by the first two characters of the slug, and consecutive buckets (in
-  sorted order) are packed into shards of at most `SHARD_SIZE` papers (a bucket is never split, so a
-  shard exceeds the limit only when one two-character prefix alone does). Each shard is indexed by its
-  own Pagefind process, which exits before the next starts, and written to `pagefind/<n>/`;
+  sorted order) are packed into shards of at most `SHARD_SIZE` papers (`plan`; a bucket larger than a
+  shard is cut into consecutive slices). Pagefind holds about 95 KB per paper while it indexes (measured
+  on the synthetic archive of `bench/`), so a shard of 5,000 papers needs about 0.5 GB. Each shard is
+  indexed by its own Pagefind process (two at a time in a build), written to `pagefind/<n>/`, and indexed
+  again only when one of its papers' documents changed;
 - the search page loads the first shard with Pagefind's UI and merges the others (`mergeIndex`), so
   one query searches every shard.
 
 The documents go through Pagefind's Python API (`pagefind[bin]`, which runs the bundled binary), one
-`add_directory` call per bucket. When the binary is missing or fails, the site is built without search
-and the build summary says why.
+`add_directory` call per shard (a folder of hard links to the shard's documents). When the binary is
+missing or fails, the site is built without search and the build summary says why.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from pathlib import Path
 
 from paperproof.build.render import plain_text
 
-SHARD_SIZE = 50_000
+SHARD_SIZE = 5_000  # Pagefind holds about 95 KB per paper while it indexes: about 0.5 GB per shard
 FIELDS = ["title", "authors", "tasks", "abstract"]
 SPLIT = ("Only paper pages, and only their title, authors, tasks and abstract. Papers are bucketed by the first "
          f"two characters of their slug; consecutive buckets are packed into shards of at most {SHARD_SIZE:,} "
-         "papers, each indexed by its own Pagefind process; the search page merges every shard into one query.")
+         "papers (a larger bucket is cut into consecutive slices), each indexed by its own Pagefind process; the "
+         "search page merges every shard into one query.")
 # Files of Pagefind's bundle that this site does not use (other UIs); removed from every shard.
 UNUSED = ("pagefind-component-ui.css", "pagefind-component-ui.js", "pagefind-modular-ui.css",
           "pagefind-modular-ui.js", "pagefind-highlight.js")
@@ -75,18 +78,7 @@ class SearchDocuments:
         b = bucket(slug)
         target = self.scratch / b / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        e = html.escape
-        date_meta = f'<span data-pagefind-meta="date:{e(date)}"></span>' if date else ""
-        target.write_text(
-            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f"<title>{e(title)}</title></head><body>"
-            f"<h1>{e(title)}</h1>{date_meta}"
-            f'<p data-pagefind-meta="authors">{e(", ".join(authors))}</p>'
-            f'<p data-pagefind-meta="tasks">{e(", ".join(tasks))}</p>'
-            f"<p>{e(plain_text(abstract, limit=4000))}</p>"
-            "</body></html>",
-            encoding="utf-8",
-        )
+        target.write_text(document(title, authors, tasks, abstract, date), encoding="utf-8")
         entry = self.counts.setdefault(b, [slug, slug, "0"])
         entry[0], entry[1], entry[2] = min(entry[0], slug), max(entry[1], slug), str(int(entry[2]) + 1)
 
@@ -105,6 +97,76 @@ class SearchDocuments:
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def document(title: str, authors: list[str], tasks: list[str], abstract: str | None, date: str | None) -> str:
+    """The search document of one paper: its title, authors, tasks and plain-text abstract, nothing else."""
+    e = html.escape
+    date_meta = f'<span data-pagefind-meta="date:{e(date)}"></span>' if date else ""
+    return ('<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>{e(title)}</title></head><body>"
+            f"<h1>{e(title)}</h1>{date_meta}"
+            f'<p data-pagefind-meta="authors">{e(", ".join(authors))}</p>'
+            f'<p data-pagefind-meta="tasks">{e(", ".join(tasks))}</p>'
+            f"<p>{e(plain_text(abstract, limit=4000))}</p>"
+            "</body></html>")
+
+
+def plan_counts(counts: list[tuple[str, int]], size: int = SHARD_SIZE) -> list[tuple[int, int]]:
+    """Shards over buckets given as `(bucket, papers)` in bucket order, as `(first, last)` positions (inclusive)
+    in the papers sorted by bucket then slug: consecutive buckets packed up to `size` papers; a bucket larger
+    than `size` alone is cut into equal consecutive slices, each its own shard. A changed abstract changes
+    one shard; papers added or removed move the boundaries after them only when a shard crosses the limit."""
+    pieces: list[tuple[int, int]] = []  # (start, papers)
+    start = 0
+    for _, n in counts:
+        if n <= size:
+            pieces.append((start, n))
+        else:
+            step = -(-n // -(-n // size))
+            pieces.extend((start + i, min(step, n - i)) for i in range(0, n, step))
+        start += n
+    shards: list[list[int]] = []
+    for begin, n in pieces:
+        if shards and shards[-1][1] - shards[-1][0] + 1 + n <= size:
+            shards[-1][1] = begin + n - 1
+        else:
+            shards.append([begin, begin + n - 1])
+    return [(first, last) for first, last in shards]
+
+
+def plan(buckets: list[tuple[str, list[str]]], size: int = SHARD_SIZE) -> list[tuple[Shard, list[str]]]:
+    """`plan_counts` over `(bucket, sorted slugs)`: each shard with its slugs."""
+    rows = [(name, slug) for name, slugs in buckets for slug in slugs]
+    out = []
+    for number, (first, last) in enumerate(plan_counts([(name, len(slugs)) for name, slugs in buckets], size), 1):
+        members = rows[first:last + 1]
+        names = list(dict.fromkeys(name for name, _ in members))
+        out.append((Shard(number, names, len(members), members[0][1], members[-1][1]), [slug for _, slug in members]))
+    return out
+
+
+def index_shards(sites: list[tuple[Path, Path]], concurrency: int = 1) -> None:
+    """Run Pagefind over each `(site directory, output directory)`, `concurrency` processes at a time.
+    Each output holds one shard's bundle, less the files this site does not use. Raises on failure."""
+    from pagefind.index import PagefindIndex
+
+    async def one(site: Path, output: Path, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            async with PagefindIndex({"force_language": "en", "output_path": str(output.resolve())}) as index:
+                await index.add_directory(str(site.resolve()))
+
+    async def index_all() -> None:
+        gate = asyncio.Semaphore(max(1, concurrency))
+        await asyncio.gather(*(one(site, output, gate) for site, output in sites))
+
+    asyncio.run(index_all())
+
+
+def strip_bundle(directory: Path, number: int) -> None:
+    """Remove the files of Pagefind's bundle that this site does not use (the UI lives in the first shard)."""
+    for name in UNUSED + (("pagefind-ui.js", "pagefind-ui.css") if number > 1 else ()):
+        (directory / name).unlink(missing_ok=True)
 
 
 def binary() -> Path | None:

@@ -92,25 +92,35 @@ def scholarly_article(twin: PaperTwin) -> dict:
 # --- sitemaps and robots.txt ---
 
 
+def _note(urls: SiteUrls) -> str:
+    # (no "--" inside an XML comment)
+    return "" if urls.absolute else ("<!-- Built without a base URL: these URLs are site-relative, and crawlers need "
+                                     "absolute ones (paperproof build, option base-url). -->\n")
+
+
+def sitemap_part(urls: SiteUrls, part: list[str], read_at: str) -> str:
+    """One `sitemaps/sitemap-<n>.xml`: the given page URLs (sorted, at most `SITEMAP_MAX`)."""
+    lastmod = read_at[:10]
+    rows = "".join(f"<url><loc>{escape(u)}</loc><lastmod>{lastmod}</lastmod></url>\n" for u in part)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n' + _note(urls)
+            + '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + rows + "</urlset>\n")
+
+
+def sitemap_index(urls: SiteUrls, parts: int, read_at: str) -> str:
+    """`sitemap.xml`: the index over `parts` sitemap files."""
+    lastmod = read_at[:10]
+    entries = "".join(f"<sitemap><loc>{escape(urls.sitemap_part(number))}</loc><lastmod>{lastmod}</lastmod></sitemap>\n"
+                      for number in range(1, parts + 1))
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n' + _note(urls)
+            + '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + entries + "</sitemapindex>\n")
+
+
 def sitemaps(urls: SiteUrls, pages: list[str], read_at: str, limit: int = SITEMAP_MAX) -> dict[str, str]:
     """URL -> content of `sitemap.xml` (the index) and each `sitemaps/sitemap-<n>.xml` (at most `limit` URLs)."""
-    lastmod = read_at[:10]
     ordered = sorted(set(pages))
     parts = [ordered[i:i + limit] for i in range(0, len(ordered), limit)] or [[]]
-    # (no "--" inside an XML comment)
-    note = "" if urls.absolute else ("<!-- Built without a base URL: these URLs are site-relative, and crawlers need "
-                                     "absolute ones (paperproof build, option base-url). -->\n")
-    files: dict[str, str] = {}
-    entries = []
-    for number, part in enumerate(parts, start=1):
-        rows = "".join(f"<url><loc>{escape(u)}</loc><lastmod>{lastmod}</lastmod></url>\n" for u in part)
-        files[urls.sitemap_part(number)] = (
-            '<?xml version="1.0" encoding="UTF-8"?>\n' + note
-            + '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + rows + "</urlset>\n")
-        entries.append(f"<sitemap><loc>{escape(urls.sitemap_part(number))}</loc><lastmod>{lastmod}</lastmod></sitemap>\n")
-    files[urls.sitemap()] = ('<?xml version="1.0" encoding="UTF-8"?>\n' + note
-                             + '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-                             + "".join(entries) + "</sitemapindex>\n")
+    files = {urls.sitemap_part(number): sitemap_part(urls, part, read_at) for number, part in enumerate(parts, start=1)}
+    files[urls.sitemap()] = sitemap_index(urls, len(parts), read_at)
     return files
 
 

@@ -1,46 +1,76 @@
-"""Writing the site: each page and its JSON twin from one record, into a staging tree.
+"""Writing the site: each page and its JSON twin from one record, into a staging tree, incrementally.
 
-The staging tree replaces the published one only when every page is written (`publish`); a build
-that fails leaves the previous site in place. A paper whose record cannot be assembled is reported
-by slug and reason and skipped; the rest of the site is still written.
+Every HTML page links its twin (`<link rel="alternate" type="application/json">`) and the twin's JSON
+Schema (`<link rel="describedby">`); papers, repositories and samples have their own records
+(`catalogue.twin`, `catalogue.sample`), the list pages theirs (`build.pages`). Beside the pages: `api/`
+(paged indexes), `schema/`, `feed.xml` (`build.feeds`), `sitemap.xml`, `sitemaps/` and `robots.txt`
+(`build.seo`), and `pagefind/` (search, `build.search`).
 
-Every HTML page links its twin (`<link rel="alternate" type="application/json">`) and the twin's
-JSON Schema (`<link rel="describedby">`); papers, repositories and samples have their own records
-(`catalogue.twin`, `catalogue.sample`), the list pages theirs (`build.pages`). Beside the pages:
-`api/` (paged indexes), `schema/`, `feed.xml` (`build.feeds`), `sitemap.xml`, `sitemaps/` and
-`robots.txt` (`build.seo`), and `pagefind/` (search, `build.search`).
+At archive scale (576,261 papers, 300,161 links) the writer:
+
+- streams: papers come one at a time from the archive, their links from the link table on disk
+  (`build.links`), and what the indexes need of each paper (its listing, a few sort keys) goes to an
+  SQLite scratch table, from which the list, task, feed and sitemap pages are read back in order. No
+  list of every paper is held in memory;
+- renders on every core: chunks of papers, repositories and list pages go to forked render processes
+  (`build.renderer`), which write the files and send back the small rows the indexes need, in order;
+- is incremental: each unit of the site (a paper's page and twin, a list page, a search shard…) has the
+  digest of its inputs in the manifest (`build.manifest`); a unit whose digest did not change is not
+  rendered again, since its files are already in the staging tree (hard links of the published site),
+  and the files of units that are gone (papers that left the archive) are removed. When the digest of
+  every input together equals the published site's, there is nothing to do at all;
+- publishes atomically: the staging tree is swapped in only when complete (`build.publish`). A build
+  that fails or is killed leaves the published site as it was, and the next build resumes the staging
+  tree from the manifest;
+- with `check`, writes nothing and says what a build would change (`stale`).
+
+A paper whose record cannot be assembled is reported by slug and reason and skipped; the rest of the site
+is still written. Output is byte-identical for identical inputs: every list has a fixed order, every date
+comes from the inputs (`read_at`), and rendering is a pure function of each unit's inputs.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sqlite3
+import tempfile
+import threading
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from paperproof.build import datamap, feeds, render, search, seo
+from paperproof.build import datamap, feeds, publish, render, search, seo
+from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
 from paperproof.build.pages import (
-    INDEX_PAPERS, PAGE_SCHEMAS, PAGE_SIZE, AttributionPage, IndexPage, Paging, PaperList, PaperListing, RepoList,
-    RepoListing, SampleListing, SearchPage, SearchShard, StatusCount, StatusPage, TaskIndex, TaskListing, TaskPage,
-    page_count,
+    INDEX_PAPERS, PAGE_SCHEMAS, PAGE_SIZE, AttributionPage, IndexPage, Paging, PaperListing, RepoListing,
+    SearchPage, SearchShard, StatusCount, StatusPage, TaskIndex, TaskListing, page_count,
 )
-from paperproof.build.twin import NON_AFFILIATION, TwinContext, about, paper_twin, safe_key
+from paperproof.build.progress import bar
+from paperproof.build.renderer import Renderer, RenderPool, default_jobs, raw_url, sample_listing
+from paperproof.build.twin import NON_AFFILIATION, safe_key
 from paperproof.build.urls import SiteUrls, file_for, repo_slug, task_key
-from paperproof.build.write import write_atomic
+from paperproof.build.write import remove_file, sync_tree, write_file
+from paperproof.catalogue import community
 from paperproof.catalogue.archive import Archive, Reject
-from paperproof.catalogue.archive_rows import CodeLinkRow
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
-from paperproof.catalogue.twin import PaperRef, PaperTwin, RepoTwin, SampleRef
+from paperproof.catalogue.twin import PaperTwin, RepoTwin
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
+    from paperproof.build.links import LinkTable
     from paperproof.build.pipeline import RepoWork
 
 ARCHIVE_NAME = "the Papers with Code archive (the pwc-archive datasets on Hugging Face; last snapshot July 2025)"
+PAPER_CHUNK = 128  # papers per chunk sent to a render process
+LIST_CHUNK = 4  # list pages (of PAGE_SIZE rows) per chunk
+REPO_CHUNK = 256
+STALE_SHOWN = 10
 
 
 def dump_json(data: Any) -> str:
@@ -54,230 +84,494 @@ def record_schema(model: type[BaseModel], name: str, urls: SiteUrls) -> dict:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": urls.schema(name), **schema}
 
 
+_SCRATCH = """
+CREATE TABLE papers (unit TEXT PRIMARY KEY, slug TEXT NOT NULL, title TEXT NOT NULL, title_key TEXT NOT NULL,
+                     date TEXT, specimen INTEGER NOT NULL, ran INTEGER NOT NULL, bucket TEXT NOT NULL, doc TEXT,
+                     listing TEXT NOT NULL, feed TEXT, tasks TEXT NOT NULL);
+CREATE INDEX papers_by_slug ON papers (slug);
+CREATE TABLE repos (slug TEXT PRIMARY KEY, listing TEXT NOT NULL);
+CREATE TABLE pages (url TEXT PRIMARY KEY);
+CREATE TABLE seen (unit TEXT PRIMARY KEY);
+"""
+
+
 class SiteWriter:
-    def __init__(self, out: Path, urls: SiteUrls, read_at: str) -> None:
+    def __init__(self, out: Path, urls: SiteUrls, read_at: str, *, cache: Path | None = None, jobs: int | None = None,
+                 check: bool = False, inputs: dict[str, list[Path]] | None = None) -> None:
         self.out = out
         self.urls = urls
         self.read_at = read_at
-        self.ctx = TwinContext(urls=urls, read_at=read_at)
-        self.about = about(urls)
-        self.env = render.environment(urls)
-        self.env.globals["search_available"] = search.binary() is not None  # the header's search form
+        self.cache = cache
+        self.jobs = max(1, jobs or default_jobs())
+        self.check = check
+        self.inputs = inputs  # input files by table ("papers", "links", "all"); None: not files (a hub id)
         self.staging = out.with_name(f".{out.name}.staging")
+        self.search_available = search.binary() is not None  # the header's search form
+        self.about = None
         self.rejects: list[Reject] = []
         self.notes: list[str] = []  # what the build summary should say about the site (search, sitemaps)
-        self.papers: dict[str, PaperListing] = {}
-        self.feed: list[feeds.FeedPaper] = []
-        self.tasks: dict[str, list[str]] = defaultdict(list)  # task key -> paper slugs
-        self.task_names: dict[str, Counter] = defaultdict(Counter)
-        self.repos: list[RepoListing] = []
+        self.stale: list[str] = []  # with `check`: what a build would change
+        self.counts: Counter = Counter()  # units rendered, kept, removed
         self.samples: list[tuple[Sample, str]] = []  # (sample, repo slug)
-        self.html_pages: list[str] = []
-        self.search_docs: search.SearchDocuments | None = None
-
-    @property
-    def titles(self) -> dict[str, str]:
-        return {slug: p.title for slug, p in self.papers.items()}
+        self.noop = False
+        self.papers_written = 0
+        self._digests: dict[str, bytes] = {}
+        self._sources: dict[int, str] = {}
+        self._temporary: Path | None = None
 
     # --- lifecycle ---
 
     def __enter__(self) -> SiteWriter:
-        if self.staging.exists():
-            shutil.rmtree(self.staging)
-        self.staging.mkdir(parents=True)
-        self.search_docs = search.SearchDocuments(self.out.with_name(f".{self.out.name}.search"))
+        from paperproof.build.twin import about
+
+        if self.cache is not None:
+            self.state = state_directory(self.cache, self.out)
+        elif self.check:
+            self.state = Path(tempfile.mkdtemp(prefix="paperproof-check-"))
+            self._temporary = self.state
+        else:
+            self.state = self.out.with_name(f".{self.out.name}.build")
+            shutil.rmtree(self.state, ignore_errors=True)
+            self._temporary = self.state
+        self.docs = self.state / "search-docs"
+        self.about = about(self.urls)
+        self.renderer = Renderer(self.urls, self.read_at, self.staging,
+                                 self.docs if self.search_available else None, self.search_available)
+        # Fork the render processes first: before the archive is read, before any SQLite connection is
+        # open, and before the run stage could import torch.
+        self.pool = RenderPool(self.renderer, 1 if self.check else self.jobs)
+        try:
+            if not self.check:
+                self.state.mkdir(parents=True, exist_ok=True)
+            self.manifest = Manifest(self.state / "manifest.sqlite", readonly=self.check)
+            scratch = self.state / "scratch.sqlite" if not self.check else Path(tempfile.mkdtemp()) / "scratch.sqlite"
+            for leftover in (scratch, scratch.with_name(scratch.name + "-journal")):
+                leftover.unlink(missing_ok=True)
+            self.db = sqlite3.connect(scratch)
+            self.db.execute("PRAGMA journal_mode=OFF")
+            self.db.execute("PRAGMA synchronous=OFF")
+            self.db.executescript(_SCRATCH)
+            self._scratch = scratch
+            self.version = code_version(self._settings())
+            if not self.check:
+                self._recover()
+            self.site_ok = self._site_ok()
+        except BaseException:
+            self.pool.close(wait=False)
+            raise
         return self
 
+    def _settings(self) -> dict[str, object]:
+        from paperproof.build import pages as pages_module
+
+        return {"base": self.urls.base, "read_at": self.read_at, "search": self.search_available,
+                "page_size": (PAGE_SIZE, pages_module.PAGE_SIZE), "index_papers": INDEX_PAPERS,
+                "shard_size": search.SHARD_SIZE, "sitemap_max": seo.SITEMAP_MAX, "feed": feeds.FEED_ENTRIES}
+
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if self.search_docs is not None:
-            self.search_docs.close()
-        if exc_type is None:
-            from paperproof.build.pipeline import publish
+        try:
+            self.pool.close(wait=exc_type is None)
+            if exc_type is None and not self.check and not self.noop:
+                self._finish()
+            elif exc_type is not None and self._temporary is not None and not self.check:
+                publish.discard(self.staging)  # nothing to resume from without a cache
+        finally:
+            self.db.close()
+            self._scratch.unlink(missing_ok=True)
+            self.manifest.close()
+            if self._temporary is not None:
+                shutil.rmtree(self._temporary, ignore_errors=True)
+                if self.check:
+                    shutil.rmtree(self._scratch.parent, ignore_errors=True)
 
-            publish(self.staging, self.out)
+    # --- the manifest and the staging tree ---
+
+    def links_store(self) -> tuple[Path | None, str | None]:
+        """Where the build keeps its link table, and the digest of the links dump it is built from."""
+        if self.check:
+            return None, None
+        files = (self.inputs or {}).get("links")
+        fingerprint = self.manifest.tree_digest(files) if files else None
+        return self.state / "links.sqlite", fingerprint
+
+    def _recover(self) -> None:
+        """A build killed between the swap and the manifest's commit: the swap happened when the site's marker
+        names the pending tree; then the staging units are the site's."""
+        pending = self.manifest.get("pending_tree")
+        if pending is None:
+            return
+        if read_marker(self.out).get("tree") == pending:
+            inputs, summary = self.manifest.get("pending_inputs"), self.manifest.get("pending_summary")
+            self.manifest.promote()
+            self.manifest.set("site_tree", pending)
+            self.manifest.set("site_inputs", inputs)
+            self.manifest.set("site_summary", summary)
+            publish.discard(self.staging)  # it holds the tree that was replaced
         else:
-            shutil.rmtree(self.staging, ignore_errors=True)
+            for key in ("pending_tree", "pending_inputs", "pending_summary"):
+                self.manifest.set(key, None)
+        self.manifest.commit()
 
-    def _write(self, url: str, content: str) -> None:
-        write_atomic(self.staging / file_for(url, self.urls.base), content)
+    def _site_ok(self) -> bool:
+        """Is the site on disk the one the manifest describes?"""
+        tree = self.manifest.get("site_tree")
+        return tree is not None and self.out.is_dir() and read_marker(self.out).get("tree") == tree
 
-    def _page(self, template: str, url: str, json_url: str, schema: str, meta: seo.PageMeta, **context: Any) -> None:
-        html = self.env.get_template(template).render(json_url=json_url, schema_url=self.urls.schema(schema),
-                                                      meta=meta, page_url=url, **context)
-        self._write(url, html)
-        self.html_pages.append(url)
+    def _inputs_digest(self, repos: dict[str, RepoWork]) -> str | None:
+        """Everything the site is made from, in one digest; None when the archive is not files."""
+        if not self.inputs or not self.inputs.get("all"):
+            return None
+        h = Digest(self.version, self.manifest.tree_digest(self.inputs["all"]))
+        for key in sorted(repos):
+            work = repos[key]
+            h.add(key, self._repo_digest(key, work), dump_json(sorted(set(work.papers))))
+        h.add(dump_json([e.model_dump(mode="json") for e in community.curated()]))
+        return h.hex()
 
-    def _record(self, template: str, record: BaseModel, url: str, json_url: str, schema: str,
-                description: str, **context: Any) -> None:
-        """A page and its twin from one record."""
-        self._page(template, url, json_url, schema, seo.page_meta(url, description, self.urls), record=record,
-                   **context)
-        self._write(json_url, record.model_dump_json())
+    def _repo_digest(self, key: str, work: RepoWork) -> bytes:
+        value = self._digests.get(key)
+        if value is None:
+            h = Digest(work.record.model_dump_json())
+            for sample in work.samples:
+                h.add(sample.model_dump_json())
+            value = self._digests[key] = h.digest()
+        return value
+
+    def _begin(self) -> None:
+        """Prepare the staging tree: resume one a killed build left, or start one from the published site."""
+        m = self.manifest
+        base = m.get("site_tree") if self.site_ok else ""
+        if not self.site_ok:
+            m.db.execute("DELETE FROM site_units")
+            for key in ("site_tree", "site_inputs", "site_summary"):
+                m.set(key, None)
+            m.commit()
+        if (m.has_stage() and self.staging.is_dir() and m.get("stage_ready") == "1"
+                and m.get("stage_base") == base):
+            self.notes.append("resumed the staging tree of an unfinished build")
+            self.pool.fresh = m.get("stage_seeded") != "1"
+            return
+        publish.discard(self.staging)
+        if not self.site_ok:  # the search documents are those of the published site, or of no site
+            shutil.rmtree(self.docs, ignore_errors=True)
+        m.new_stage(from_site=self.site_ok)
+        m.set("stage_ready", "0")
+        m.set("stage_base", base)
+        m.set("stage_seeded", "1" if self.site_ok else "0")
+        self.pool.fresh = not self.site_ok
+        m.commit()
+        if self.site_ok:
+            publish.seed_staging(self.out, self.staging)
+        else:
+            self.staging.mkdir(parents=True)
+        m.set("stage_ready", "1")
+        m.commit()
+
+    def _table(self) -> str:
+        return "site_units" if self.check else "stage_units"
+
+    def _previous(self, unit: str) -> tuple[bytes | None, str | None] | None:
+        if self.check and not self.site_ok:
+            return None
+        return self.manifest.lookup(self._table(), unit)
+
+    def _seen(self, unit: str) -> None:
+        self.db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (unit,))
+
+    def _stale(self, what: str) -> None:
+        self.counts["stale"] += 1
+        if len(self.stale) < STALE_SHOWN:
+            self.stale.append(what)
+
+    def _emit(self, unit: str, files: dict[str, str | bytes | Callable[[], str | bytes]], inputs: bytes | None = None) -> None:
+        """A unit rendered in this process: written when its digest (of `inputs`, else of its content) changed."""
+        self._seen(unit)
+        if inputs is None:
+            contents = {name: (c() if callable(c) else c) for name, c in files.items()}
+            h = Digest(self.version)
+            for name in sorted(contents):
+                h.add(name, contents[name])
+            value = h.digest()
+        else:
+            contents = None
+            value = Digest(self.version).add(inputs).digest()
+        previous = self._previous(unit)
+        if previous is not None and previous[0] == value:
+            self.counts["kept"] += 1
+            return
+        if self.check:
+            self._stale(unit)
+            return
+        if contents is None:
+            contents = {name: (c() if callable(c) else c) for name, c in files.items()}
+        names = sorted(contents)
+        self.manifest.mark_pending([(unit, names)])
+        for name in names:
+            write_file(self.staging / name, contents[name])
+        self.manifest.mark_done([(unit, value, names, None)])
+        self.counts["rendered"] += 1
+
+    def _path(self, url: str) -> str:
+        return file_for(url, self.urls.base).as_posix()
+
+    def _record_files(self, template: str, record: BaseModel, url: str, json_url: str, schema: str, description: str,
+                      **context: Any) -> dict[str, Callable[[], str]]:
+        def page() -> str:
+            return self.renderer.env.get_template(template).render(
+                json_url=json_url, schema_url=self.urls.schema(schema), meta=seo.page_meta(url, description, self.urls),
+                page_url=url, record=record, **context)
+
+        self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (url,))
+        return {self._path(url): page, self._path(json_url): record.model_dump_json}
+
+    def _record(self, template: str, record: BaseModel, url: str, json_url: str, schema: str, description: str,
+                **context: Any) -> None:
+        """A page and its twin from one record (rendered here, kept when the content is unchanged)."""
+        self._emit(self._path(url), self._record_files(template, record, url, json_url, schema, description, **context))
 
     # --- papers ---
 
-    def write_papers(self, archive: Archive, links: dict[str, list[CodeLinkRow]], repos: dict[str, RepoWork]) -> int:
-        from paperproof.build.progress import bar
-
-        records = {k: w.record for k, w in repos.items()}
-        samples = {k: w.samples for k, w in repos.items()}
-        seen: set[str] = set()
+    def write_papers(self, archive: Archive, links: LinkTable | dict, repos: dict[str, RepoWork]) -> int:
+        inputs = None if self._temporary is not None else self._inputs_digest(repos)
+        self._inputs = inputs
+        self._archive = archive
+        self._rejects_from = len(archive.rejects)
+        if inputs is not None and self.site_ok and self.manifest.get("site_inputs") == inputs:
+            self.noop = True
+            stored = json.loads(self.manifest.get("site_summary") or "{}")
+            self.rejects = [Reject.model_validate(r) for r in stored.get("rejects", [])]
+            self.notes = list(stored.get("notes", []))
+            self.papers_written = int(stored.get("papers", 0))
+            return self.papers_written
+        if self.check and not self.site_ok:
+            self._stale(f"{self.out}: missing, or not the site this cache's manifest describes")
+        if not self.check:
+            self._begin()
+        self.papers_written = 0
+        self._chunk: list[tuple[str, bytes, tuple, tuple]] = []
+        seen: set[bytes] = set()
+        block: list[tuple[Any, Any, str]] = []
         for paper, source in bar(archive.papers(), "pages", unit="paper"):
-            slug = paper.slug
-            if slug in seen:
+            unit = self._path(self.urls.paper(paper.slug))
+            mark = Digest(unit).digest()
+            if mark in seen:
                 self.rejects.append(Reject(file="papers", position=-1, record=paper.paper_url,
                                            reason="duplicate slug: an earlier row already has it; this row is skipped"))
                 continue
-            seen.add(slug)
-            try:
-                twin = paper_twin(paper, source, links.get(slug, []), records, samples, self.ctx)
-                self._write_paper(slug, twin, repos)
-            except (ValidationError, ValueError, KeyError) as exc:
-                self.rejects.append(Reject(file="render", position=-1, record=paper.paper_url,
-                                           reason=f"paper record could not be assembled: {str(exc).splitlines()[0][:200]}"))
+            seen.add(mark)
+            block.append((paper, source, unit))
+            if len(block) >= PAPER_CHUNK:
+                self._paper_block(block, links, repos)
+                block = []
+        if block:
+            self._paper_block(block, links, repos)
+        if self._chunk:
+            self._send_papers(self._chunk)
+        self.pool.drain()
+        self.db.commit()
+        return self.papers_written
+
+    def _paper_block(self, block: list[tuple[Any, Any, str]], links: LinkTable | dict, repos: dict[str, RepoWork]) -> None:
+        """Digest a block of papers; those whose digest changed are sent to the render processes."""
+        self.db.executemany("INSERT OR IGNORE INTO seen VALUES (?)", [(unit,) for _, _, unit in block])
+        previous = self._previous_many([unit for _, _, unit in block])
+        curated = community.curated()
+        for paper, source, unit in block:
+            slug = paper.slug
+            paper_links = links.get(slug, [])
+            keys = [k.key for k in (safe_key(link.repo_url) for link in paper_links) if k is not None]
+            keys += [k.key for k in curated.for_paper(slug)]
+            shown = sorted({k for k in keys if k in repos})
+            row = paper.model_dump_json()
+            source_json = self._sources.get(id(source))
+            if source_json is None:
+                source_json = self._sources[id(source)] = source.model_dump_json()
+            h = Digest(self.version, source_json, row, dump_json([_link_tuple(link)[1:] for link in paper_links]))
+            for key in shown:
+                h.add(key, self._repo_digest(key, repos[key]))
+            value = h.digest()
+            before = previous.get(unit)
+            sort_keys = (slug, paper.title, paper.title.lower(), paper.date or None,
+                         int(source.row_kind == "specimen"), search.bucket(slug), json.dumps(list(paper.tasks)))
+            if before is not None and before[0] == value and before[1] is not None:
+                listing, feed, doc, ran = json.loads(before[1])
+                self._add_paper(unit, sort_keys, listing, feed, doc, ran)
+                self.counts["kept"] += 1
                 continue
-            self._remember_paper(slug, twin, source.row_kind == "specimen")
-        return len(self.papers)
+            if self.check:
+                self._stale(f"paper {slug}" + (" (new)" if before is None else ""))
+                self._add_paper(unit, sort_keys, "{}", None, None, 0)
+                continue
+            item = (slug, row, source, paper_links, {k: repos[k].record for k in shown},
+                    {k: repos[k].samples for k in shown})
+            self._chunk.append((unit, value, sort_keys, item))
+            if len(self._chunk) >= PAPER_CHUNK:
+                self._send_papers(self._chunk)
+                self._chunk = []
 
-    def _remember_paper(self, slug: str, twin: PaperTwin, specimen: bool) -> None:
-        ran = sum(1 for s in twin.verification.samples if s.status.startswith("ran"))
-        listing = PaperListing(
-            slug=slug, title=twin.title, date=twin.date, authors=list(twin.authors),
-            tasks=[t.task_name for t in twin.tasks], specimen=specimen, samples=len(twin.verification.samples),
-            ran=ran, url=self.urls.paper(slug), json_url=self.urls.paper_json(slug))
-        self.papers[slug] = listing
-        for task in twin.tasks:
-            key = task_key(task.task_name)
-            if slug not in self.tasks[key]:
-                self.tasks[key].append(slug)
-            self.task_names[key][task.task_name] += 1
-        if ran:
-            self.feed.append(feeds.FeedPaper(slug, twin.title, tuple(twin.authors), twin.date, listing.url,
-                                             render.plain_text(twin.abstract), listing.samples, ran))
-        if self.search_docs is not None:
-            self.search_docs.add(slug, str(file_for(listing.url, self.urls.base)), twin.title, list(twin.authors),
-                                 listing.tasks, twin.abstract, twin.date)
+    def _previous_many(self, units: list[str]) -> dict[str, tuple[bytes | None, str | None]]:
+        if self.check and not self.site_ok:
+            return {}
+        marks = ",".join("?" * len(units))
+        rows = self.manifest.db.execute(f"SELECT unit, hash, data FROM {self._table()} WHERE unit IN ({marks})", units)
+        return {unit: (h, data) for unit, h, data in rows}
 
-    def _write_paper(self, slug: str, twin: PaperTwin, repos: dict[str, RepoWork]) -> None:
-        repo_pages = {}
-        for link in twin.code_links:
-            key = safe_key(link.repo_url)
-            work = repos.get(key.key) if key else None
-            if work is not None:
-                repo_pages[link.repo_url] = {
-                    "url": self.urls.repo(repo_slug(work.record.host, work.record.repo)), "name": work.record.repo,
-                    "licence": work.record.licence, "note": work.record.note,
-                }
-        year = twin.date[:4] if twin.date else None
-        metrics = {f.metric for s in twin.verification.samples for f in (s.fidelity or [])}
-        data_map = self.urls.static("data-map.svg") if datamap.shows_data_map(metrics) else None
-        arxiv = bool(twin.arxiv_id) or "arxiv.org/" in (twin.url_abs or "")
-        self._page("paper.html", twin.url, twin.verification.json_url, "paper", seo.paper_meta(twin, self.urls),
-                   twin=twin, repos=repo_pages, data_map=data_map, arxiv=arxiv,
-                   abstract_html=render.markdown_html(twin.abstract),
-                   bibtex=render.bibtex(slug, twin.title, twin.authors, year, twin.url_abs))
-        self._write(twin.verification.json_url, twin.to_json())
+    def _send_papers(self, chunk: list[tuple[str, bytes, tuple, tuple]]) -> None:
+        files = {unit: [self._path(self.urls.paper(item[0])), self._path(self.urls.paper_json(item[0]))]
+                 for unit, _, _, item in chunk}
+        self.manifest.mark_pending([(unit, files[unit]) for unit, _, _, _ in chunk])
+        self.pool.submit("papers", [item for _, _, _, item in chunk], (chunk, files), self._papers_done)
+
+    def _papers_done(self, context: tuple, results: list[tuple]) -> None:
+        chunk, files = context
+        done = []
+        for (unit, value, sort_keys, item), result in zip(chunk, results):
+            if result[0] == "reject":
+                self.rejects.append(Reject(file="render", position=-1, record=result[2], reason=result[1]))
+                done.append((unit, None, files[unit], None))  # files may exist: listed, so removed at the end
+                continue
+            _, listing, feed, doc, ran = result
+            self._add_paper(unit, sort_keys, listing, feed, doc, ran)
+            done.append((unit, value, files[unit], json.dumps([listing, feed, doc, ran], ensure_ascii=False)))
+            self.counts["rendered"] += 1
+        self.manifest.mark_done(done)
+        for unit, value, _, _ in done:
+            if value is None:
+                self.db.execute("DELETE FROM seen WHERE unit = ?", (unit,))
+
+    def _add_paper(self, unit: str, sort_keys: tuple, listing: str, feed: str | None, doc: str | None, ran: int) -> None:
+        slug, title, title_key, date, specimen, bucket, tasks = sort_keys
+        self.db.execute("INSERT INTO papers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (unit, slug, title, title_key, date, specimen, ran, bucket, doc, listing, feed, tasks))
+        self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (self.urls.paper(slug),))
+        self.papers_written += 1
 
     # --- repositories and samples ---
 
     def write_repositories(self, repos: dict[str, RepoWork]) -> None:
-        from paperproof.build.progress import bar
-
-        titles = self.titles
+        if self.noop:
+            return
+        chunk: list[tuple[str, bytes, list[str], tuple]] = []
         for key in bar(sorted(repos), "repo pages", unit="repo"):
             work = repos[key]
             record = work.record
             slug = repo_slug(record.host, record.repo)
-            papers = [PaperRef(slug=s, title=titles[s], url=self.urls.paper(s), repo_kind=kind)
-                      for s, kind in sorted(set(work.papers)) if s in titles]
-            sample_refs = [SampleRef(sample_id=s.sample_id, entry=s.entry, path=s.path, status=s.status,
-                                     url=self.urls.sample(s.sample_id)) for s in work.samples]
-            twin = RepoTwin(
-                url=record.url, repo=record.repo, host=record.host, source=record.source, reach=record.reach,
-                licence=record.licence, licence_file=record.licence_file, commit=record.commit,
-                readme=record.readme, note=record.note, specimen=record.specimen,
-                page_url=self.urls.repo(slug), json_url=self.urls.repo_json(slug), papers=papers, samples=sample_refs,
-            )
-            readme_html = None
-            if record.readme and record.snapshot:
-                text = (Path(record.snapshot) / record.readme).read_text(encoding="utf-8", errors="replace")
-                readme_html = render.markdown_html(text, link_base=record.file_url, image_base=_raw_url(record))
-            listed = [self._sample_listing(s) for s in work.samples]
-            description = f"{record.repo}: licence {record.licence or 'not known'}, {len(work.samples)} samples."
-            self._page("repo.html", twin.page_url, twin.json_url, "repo",
-                       seo.page_meta(twin.page_url, description, self.urls), record=twin,
-                       papers=[{"url": p.url, "title": p.title, "kind": p.repo_kind} for p in papers],
-                       samples=listed, readme_html=readme_html, vocabulary=STATUS_VOCABULARY,
-                       purpose=record.purpose, topic=record.topic)
-            self._write(twin.json_url, twin.model_dump_json())
-            self.repos.append(RepoListing(
+            urls = self.urls
+            papers = []
+            for s, kind in sorted(set(work.papers)):
+                row = self.db.execute("SELECT title FROM papers WHERE slug = ?", (s,)).fetchone()
+                if row is not None:
+                    papers.append((s, row[0], kind))
+            titles: dict[str, str] = {}
+            for sample in work.samples:
+                for s in sample.papers:
+                    row = self.db.execute("SELECT title FROM papers WHERE slug = ?", (s,)).fetchone()
+                    if row is not None:
+                        titles[s] = row[0]
+                self.samples.append((sample, slug))
+                self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (urls.sample(sample.sample_id),))
+            self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (urls.repo(slug),))
+            listing = RepoListing(
                 slug=slug, repo=record.repo, host=record.host, url=record.url, licence=record.licence,
                 source=record.source, specimen=record.specimen, topic=record.topic, papers=len(papers),
-                samples=len(work.samples), page_url=twin.page_url, json_url=twin.json_url))
+                samples=len(work.samples), page_url=urls.repo(slug), json_url=urls.repo_json(slug))
+            self.db.execute("INSERT OR REPLACE INTO repos VALUES (?, ?)", (slug, listing.model_dump_json()))
+            readme = None
+            if record.readme and record.snapshot:
+                readme = (Path(record.snapshot) / record.readme).read_text(encoding="utf-8", errors="replace")
+            unit = self._path(urls.repo(slug))
+            self._seen(unit)
+            value = Digest(self.version, self._repo_digest(key, work), dump_json(papers), dump_json(sorted(titles.items())),
+                           readme).digest()
+            previous = self._previous(unit)
+            if previous is not None and previous[0] == value:
+                self.counts["kept"] += 1
+                continue
+            if self.check:
+                self._stale(f"repository {record.repo}" + (" (new)" if previous is None else ""))
+                continue
+            files = [self._path(urls.repo(slug)), self._path(urls.repo_json(slug))]
             for sample in work.samples:
-                self._write_sample(sample, twin)
-                self.samples.append((sample, slug))
+                files += [self._path(urls.sample(sample.sample_id)), self._path(urls.sample_json(sample.sample_id))]
+            chunk.append((unit, value, files, (record, work.samples, papers, titles, readme)))
+            if len(chunk) >= REPO_CHUNK:
+                self._send_units("repositories", chunk)
+                chunk = []
+        if chunk:
+            self._send_units("repositories", chunk)
+        self.pool.drain()
+        self.db.commit()
 
-    def _sample_listing(self, s: Sample, repo_kind: str | None = None) -> SampleListing:
-        return SampleListing(sample_id=s.sample_id, entry=s.entry, repo=s.repo, repo_kind=repo_kind, path=s.path,
-                             status=s.status, contract_check=s.contract_check, metamorphic_tier=s.metamorphic_tier,
-                             fidelity=list(s.fidelity), url=self.urls.sample(s.sample_id),
-                             json_url=self.urls.sample_json(s.sample_id))
+    def _send_units(self, kind: str, chunk: list[tuple[str, bytes, list[str], tuple]]) -> None:
+        """Units rendered by the render processes, each with its digest and the files it will write."""
+        self.manifest.mark_pending([(unit, files) for unit, _, files, _ in chunk])
+        self.pool.submit(kind, [item for _, _, _, item in chunk], chunk, self._units_done)
 
-    def _write_sample(self, sample: Sample, repo: RepoTwin) -> None:
-        url, json_url = self.urls.sample(sample.sample_id), self.urls.sample_json(sample.sample_id)
-        shown = sample.inline_ok and sample.source
-        source_html = render.code_html(sample.source, sample.lineno) if shown else None
-        titles = self.papers
-        papers = [{"url": self.urls.paper(s), "title": titles[s].title if s in titles else s} for s in sample.papers]
-        description = f"{sample.entry} in {sample.repo}: {sample.status}. {sample.reason}"
-        self._page("sample.html", url, json_url, "sample", seo.page_meta(url, description, self.urls), sample=sample,
-                   repo_url=repo.page_url, papers=papers, source_html=source_html, vocabulary=STATUS_VOCABULARY)
-        self._write(json_url, sample.model_dump_json())
+    def _units_done(self, chunk: list[tuple[str, bytes, list[str], tuple]], results: list[list[str]]) -> None:
+        self.manifest.mark_done([(unit, value, written, None) for (unit, value, _, _), written in zip(chunk, results)])
+        self.counts["rendered"] += len(chunk)
 
     # --- indexes ---
 
     def write_indexes(self) -> None:
-        by_slug = [self.papers[s] for s in sorted(self.papers)]
+        if self.noop:
+            return
+        if self.check:
+            self._check_removed()
+            return
         statuses = self._status_counts()
-        search_page = self._write_search()
+        search_job = self._start_search()  # Pagefind runs while the render processes write the list pages
+        try:
+            self._write_lists()
+            self._write_tasks()
+            self.pool.drain()
+        finally:
+            search_page = self._write_search(search_job)
         self._write_index(statuses)
-        self._write_lists(by_slug)
         self._write_statuses(statuses)
-        self._write_tasks()
         self._write_attribution()
         self._write_search_page(search_page)
-        self._write(self.urls.feed(), feeds.atom(self.urls, self.read_at, self.feed))
-        for url, content in seo.sitemaps(self.urls, self.html_pages, self.read_at).items():
-            self._write(url, content)
-        self._write(self.urls.robots(), seo.robots(self.urls))
+        self._write_feed()
+        self._write_sitemaps()
+        self._emit(self._path(self.urls.robots()), {self._path(self.urls.robots()): seo.robots(self.urls)})
         if not self.urls.absolute:
             self.notes.append("sitemaps and feed: site-relative URLs (build with --base-url https://… for absolute ones)")
         for name, model in self.schema_models().items():
-            self._write(self.urls.schema(name), dump_json(record_schema(model, name, self.urls)))
-        self._write(self.urls.static("style.css"), render.stylesheet())
-        self._write(self.urls.static("data-map.svg"), datamap.svg())
+            path = self._path(self.urls.schema(name))
+            self._emit(path, {path: lambda m=model, n=name: dump_json(record_schema(m, n, self.urls))}, inputs=b"schema")
+        statics: dict[str, Callable[[], str]] = {"style.css": render.stylesheet, "data-map.svg": datamap.svg}
         for name, content in render.static_files().items():
-            self._write(self.urls.static(name), content)
+            statics[name] = lambda c=content: c
+        for name, produce in statics.items():
+            path = self._path(self.urls.static(name))
+            self._emit(path, {path: produce}, inputs=b"static")
+        self.db.commit()
 
     @staticmethod
     def schema_models() -> dict[str, type[BaseModel]]:
         """Every record type the site publishes, by its schema's name (`schema/<name>.json`)."""
         return {"paper": PaperTwin, "repo": RepoTwin, "sample": Sample, **PAGE_SCHEMAS}
 
+    def _count(self, table: str) -> int:
+        return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
     def _status_counts(self) -> list[StatusCount]:
         counts = Counter(s.status for s, _ in self.samples)
         return [StatusCount(status=k, meaning=v, samples=counts[k], url=self.urls.status(k),
                             json_url=self.urls.status_json(k)) for k, v in STATUS_VOCABULARY.items()]
 
+    def _listings(self, query: str, args: tuple = ()) -> list[PaperListing]:
+        return [PaperListing.model_validate_json(row[0]) for row in self.db.execute(query, args)]
+
     def _write_index(self, statuses: list[StatusCount]) -> None:
-        order = sorted(self.papers.values(), key=lambda p: (p.specimen, p.title.lower(), p.slug))
-        verified = [self.papers[f.slug] for f in feeds.verified_order(self.feed)[:INDEX_PAPERS]]
+        order = self._listings("SELECT listing FROM papers ORDER BY specimen, title_key, slug LIMIT ?", (INDEX_PAPERS,))
+        verified = self._listings("SELECT listing FROM papers WHERE ran > 0 ORDER BY (date IS NULL), date DESC, slug "
+                                  "LIMIT ?", (INDEX_PAPERS,))
         record = IndexPage(
             about=self.about, schema_url=self.urls.schema("index"), page_url=self.urls.home(),
-            json_url=self.urls.index_json(), read_at=self.read_at, papers_total=len(self.papers),
-            repositories=len(self.repos), samples=len(self.samples), statuses=statuses,
-            papers=order[:INDEX_PAPERS], papers_url=self.urls.papers(), verified=verified,
+            json_url=self.urls.index_json(), read_at=self.read_at, papers_total=self._count("papers"),
+            repositories=self._count("repos"), samples=len(self.samples), statuses=statuses,
+            papers=order, papers_url=self.urls.papers(), verified=verified,
             api={"papers": self.urls.api_papers(), "repos": self.urls.api_repos(), "tasks": self.urls.tasks_json(),
                  "feed": self.urls.feed(), "sitemap": self.urls.sitemap(), "search": self.urls.search_json()},
             schemas={name: self.urls.schema(name) for name in self.schema_models()},
@@ -286,34 +580,56 @@ class SiteWriter:
                      "A catalogue of papers and the code linked to them, run in a sandbox and checked against "
                      "contracts drafted from its own declarations.", vocabulary=STATUS_VOCABULARY)
 
-    def _paged(self, items: Sequence[Any], page_url: Callable[[int], str],
-               json_url: Callable[[int], str]) -> list[tuple[Paging, list[Any]]]:
-        pages = page_count(len(items), PAGE_SIZE)
-        out = []
+    def _pagings(self, total: int, page_url: Callable[[int], str], json_url: Callable[[int], str]) -> Iterator[Paging]:
+        pages = page_count(total, PAGE_SIZE)
         for number in range(1, pages + 1):
-            paging = Paging(
-                page=number, pages=pages, page_size=PAGE_SIZE, total=len(items), page_url=page_url(number),
+            yield Paging(
+                page=number, pages=pages, page_size=PAGE_SIZE, total=total, page_url=page_url(number),
                 json_url=json_url(number),
                 prev=json_url(number - 1) if number > 1 else None, next=json_url(number + 1) if number < pages else None,
                 prev_page_url=page_url(number - 1) if number > 1 else None,
                 next_page_url=page_url(number + 1) if number < pages else None)
-            out.append((paging, list(items[(number - 1) * PAGE_SIZE:number * PAGE_SIZE])))
-        return out
 
-    def _write_lists(self, by_slug: list[PaperListing]) -> None:
-        for paging, chunk in self._paged(by_slug, self.urls.papers, self.urls.api_papers):
-            record = PaperList(about=self.about, schema_url=self.urls.schema("paper-list"), paging=paging, papers=chunk)
-            self._record("papers.html", record, paging.page_url, paging.json_url, "paper-list",
-                         f"Every paper in this catalogue, page {paging.page} of {paging.pages}.")
-        repos = sorted(self.repos, key=lambda r: r.slug)
-        for paging, chunk in self._paged(repos, self.urls.repos, self.urls.api_repos):
-            record = RepoList(about=self.about, schema_url=self.urls.schema("repo-list"), paging=paging, repos=chunk)
-            self._record("repos.html", record, paging.page_url, paging.json_url, "repo-list",
-                         f"Every repository in this catalogue, page {paging.page} of {paging.pages}.")
+    def _paged(self, items: Sequence[Any], page_url: Callable[[int], str],
+               json_url: Callable[[int], str]) -> list[tuple[Paging, list[Any]]]:
+        return [(paging, list(items[(paging.page - 1) * PAGE_SIZE:paging.page * PAGE_SIZE]))
+                for paging in self._pagings(len(items), page_url, json_url)]
+
+    def _list_pages(self, kind: str, rows: Iterator[str], total: int, page_url: Callable[[int], str],
+                    json_url: Callable[[int], str], extra: tuple | None = None) -> None:
+        """Pages of `rows` (listing JSON, in order), each a unit rendered by the render processes."""
+        chunk: list[tuple[str, bytes, list[str], tuple]] = []
+        pagings = self._pagings(total, page_url, json_url)
+        for paging in pagings:
+            page_rows = [row for _, row in zip(range(PAGE_SIZE), rows)]
+            paging_json = paging.model_dump_json()
+            unit = self._path(paging.page_url)
+            self._seen(unit)
+            self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (paging.page_url,))
+            h = Digest(self.version, kind, paging_json, dump_json(extra))
+            for row in page_rows:
+                h.add(row)
+            value = h.digest()
+            previous = self._previous(unit)
+            if previous is not None and previous[0] == value:
+                self.counts["kept"] += 1
+                continue
+            chunk.append((unit, value, [unit, self._path(paging.json_url)], (kind, paging_json, page_rows, extra)))
+            if len(chunk) >= LIST_CHUNK:
+                self._send_units("lists", chunk)
+                chunk = []
+        if chunk:
+            self._send_units("lists", chunk)
+
+    def _write_lists(self) -> None:
+        rows = (r[0] for r in self.db.execute("SELECT listing FROM papers ORDER BY slug").fetchall())
+        self._list_pages("papers", rows, self._count("papers"), self.urls.papers, self.urls.api_papers)
+        rows = (r[0] for r in self.db.execute("SELECT listing FROM repos ORDER BY slug").fetchall())
+        self._list_pages("repos", rows, self._count("repos"), self.urls.repos, self.urls.api_repos)
 
     def _write_statuses(self, statuses: list[StatusCount]) -> None:
         for status, meaning in STATUS_VOCABULARY.items():
-            rows = sorted((self._sample_listing(s) for s, _ in self.samples if s.status == status),
+            rows = sorted((sample_listing(s, self.urls) for s, _ in self.samples if s.status == status),
                           key=lambda r: (r.entry, r.repo, r.path, r.sample_id))
             for paging, chunk in self._paged(rows, lambda n, s=status: self.urls.status(s, n),
                                              lambda n, s=status: self.urls.status_json(s, n)):
@@ -323,18 +639,24 @@ class SiteWriter:
                              f"Samples with status {status}: {meaning}", vocabulary=STATUS_VOCABULARY)
 
     def _write_tasks(self) -> None:
+        names: dict[str, Counter] = defaultdict(Counter)
+        self.db.execute("CREATE TABLE task_papers (task TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (task, slug))")
+        for slug, tasks in self.db.execute("SELECT slug, tasks FROM papers ORDER BY slug").fetchall():
+            for name in json.loads(tasks):
+                key = task_key(name)
+                names[key][name] += 1
+                self.db.execute("INSERT OR IGNORE INTO task_papers VALUES (?, ?)", (key, slug))
         listings = []
-        for key in sorted(self.tasks):
-            names = sorted(self.task_names[key].items(), key=lambda kv: (-kv[1], kv[0]))
-            name = names[0][0]
-            papers = newest_first([self.papers[s] for s in self.tasks[key]])
-            for paging, chunk in self._paged(papers, lambda n, t=name: self.urls.task(t, n),
-                                             lambda n, t=name: self.urls.task_json(t, n)):
-                record = TaskPage(about=self.about, schema_url=self.urls.schema("task"), task_slug=key,
-                                  task_name=name, other_names=[n for n, _ in names[1:]], paging=paging, papers=chunk)
-                self._record("task.html", record, paging.page_url, paging.json_url, "task",
-                             f"Papers with the task {name}.")
-            listings.append(TaskListing(task_slug=key, task_name=name, papers=len(papers), url=self.urls.task(name),
+        for key in sorted(names):
+            ranked = sorted(names[key].items(), key=lambda kv: (-kv[1], kv[0]))
+            name = ranked[0][0]
+            total = self.db.execute("SELECT COUNT(*) FROM task_papers WHERE task = ?", (key,)).fetchone()[0]
+            rows = (r[0] for r in self.db.execute(
+                "SELECT p.listing FROM task_papers t JOIN papers p ON p.slug = t.slug WHERE t.task = ? "
+                "ORDER BY (p.date IS NULL), p.date DESC, p.slug", (key,)).fetchall())
+            self._list_pages("task", rows, total, lambda n, t=name: self.urls.task(t, n),
+                             lambda n, t=name: self.urls.task_json(t, n), (key, name, [n for n, _ in ranked[1:]]))
+            listings.append(TaskListing(task_slug=key, task_name=name, papers=total, url=self.urls.task(name),
                                         json_url=self.urls.task_json(name)))
         listings.sort(key=lambda t: (t.task_name.lower(), t.task_slug))
         record = TaskIndex(about=self.about, schema_url=self.urls.schema("task-index"), page_url=self.urls.tasks(),
@@ -359,11 +681,32 @@ class SiteWriter:
         self._record("attribution.html", record, record.page_url, record.json_url, "attribution",
                      "Where the material on this site comes from, and under which licences.")
 
-    def _write_search(self) -> SearchPage:
-        if self.search_docs is None:
-            result = search.SearchResult(False, "no search documents were collected")
-        else:
-            result = search.build_index(self.search_docs, self.staging / "pagefind")
+    def _write_feed(self) -> None:
+        rows = self.db.execute("SELECT feed FROM papers WHERE ran > 0 ORDER BY (date IS NULL), date DESC, slug LIMIT ?",
+                               (feeds.FEED_ENTRIES,)).fetchall()
+        papers = []
+        for (feed,) in rows:
+            slug, title, authors, date, url, summary, samples, ran = json.loads(feed)
+            papers.append(feeds.FeedPaper(slug, title, tuple(authors), date, url, summary, samples, ran))
+        path = self._path(self.urls.feed())
+        self._emit(path, {path: feeds.atom(self.urls, self.read_at, papers)})
+
+    def _write_sitemaps(self) -> None:
+        limit = seo.SITEMAP_MAX
+        total = self._count("pages")
+        parts = max(1, -(-total // limit))
+        cursor = self.db.execute("SELECT url FROM pages ORDER BY url")
+        for number in range(1, parts + 1):
+            part = [row[0] for row in cursor.fetchmany(limit)]
+            path = self._path(self.urls.sitemap_part(number))
+            self._emit(path, {path: seo.sitemap_part(self.urls, part, self.read_at)})
+        path = self._path(self.urls.sitemap())
+        self._emit(path, {path: seo.sitemap_index(self.urls, parts, self.read_at)})
+
+    # --- search ---
+
+    def _write_search(self, job: _SearchJob) -> SearchPage:
+        result = self._finish_search(job)
         if not result.available:
             self.notes.append(f"search: not built ({result.reason}); the site works without it")
         shards = [SearchShard(bundle_url=self.urls.search_bundle(s.number), papers=s.papers, first_slug=s.first_slug,
@@ -374,9 +717,160 @@ class SiteWriter:
                           json_url=self.urls.search_json(), available=result.available, reason=result.reason,
                           fields=list(search.FIELDS), split=search.SPLIT, shards=shards)
 
+    def _start_search(self) -> _SearchJob:
+        """Plan the Pagefind shards over the search documents and start indexing those whose documents changed
+        (in a thread that waits on the Pagefind processes); a shard whose documents did not change is kept."""
+        job = _SearchJob()
+        if not self.search_available:
+            job.result = search.SearchResult(False, "no Pagefind binary found (pip install 'pagefind[bin]', or set "
+                                                    "PAGEFIND_BINARY_PATH)")
+            return job
+        counts = self.db.execute("SELECT bucket, COUNT(*) FROM papers GROUP BY bucket ORDER BY bucket").fetchall()
+        bounds = search.plan_counts(counts, search.SHARD_SIZE)
+        if not bounds:
+            job.result = search.SearchResult(False, "no papers to index")
+            return job
+        query = "SELECT bucket, slug, doc FROM papers ORDER BY bucket, slug"
+        # First pass: each shard's digest (its papers and their documents), streamed in order.
+        rows = self.db.execute(query)
+        changed: dict[int, tuple[str, bytes]] = {}
+        for number, (first, last) in enumerate(bounds, start=1):
+            h = Digest(self.version, str(number))
+            names: list[str] = []
+            first_slug = last_slug = ""
+            for position in range(first, last + 1):
+                bucket_name, slug, doc = next(rows)
+                if not names or names[-1] != bucket_name:
+                    names.append(bucket_name)
+                h.add(bucket_name, slug, doc or "")
+                first_slug = first_slug or slug
+                last_slug = slug
+            job.shards.append(search.Shard(number, names, last - first + 1, first_slug, last_slug))
+            unit = self._path(self.urls.search_bundle(number)).removesuffix("index.html")
+            self._seen(unit)
+            value = h.digest()
+            previous = self._previous(unit)
+            if previous is not None and previous[0] == value:
+                self.counts["kept"] += 1
+                continue
+            changed[number] = (unit, value)
+        job.todo = [(shard, [], *changed[shard.number]) for shard in job.shards if shard.number in changed]
+        if not job.todo:
+            return job
+        self.manifest.mark_pending([(unit, [unit + "pagefind-entry.json"]) for _, _, unit, _ in job.todo])
+        job.work = self.state / "search-shards"
+        shutil.rmtree(job.work, ignore_errors=True)
+        # Second pass: a folder of hard links to the documents of each shard to index.
+        rows = self.db.execute(query)
+        for number, (first, last) in enumerate(bounds, start=1):
+            site = job.work / str(number)
+            for position in range(first, last + 1):
+                _, slug, _ = next(rows)
+                if number in changed:
+                    target = site / self._path(self.urls.paper(slug))
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.link(self.renderer.doc_path(slug), target)
+        sites = []
+        for shard, _, unit, _ in job.todo:
+            output = self.staging / unit
+            shutil.rmtree(output, ignore_errors=True)  # never write into files linked from the published site
+            sites.append((job.work / str(shard.number), output))
+
+        def run() -> None:
+            try:
+                search.index_shards(sites, concurrency=min(self.jobs, 2))
+            except Exception as exc:  # the binary's errors arrive as plain Exceptions from the service
+                job.error = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+        job.thread = threading.Thread(target=run, name="pagefind", daemon=True)
+        job.thread.start()
+        return job
+
+    def _finish_search(self, job: _SearchJob) -> search.SearchResult:
+        if job.result is not None:
+            return job.result
+        if job.thread is not None:
+            job.thread.join()
+        if job.work is not None:
+            shutil.rmtree(job.work, ignore_errors=True)
+        if job.error is not None:
+            shutil.rmtree(self.staging / "pagefind", ignore_errors=True)
+            self.db.execute("DELETE FROM seen WHERE unit LIKE 'pagefind/%'")
+            return search.SearchResult(False, f"Pagefind failed: {job.error}")
+        done = []
+        for shard, _, unit, value in job.todo:
+            directory = self.staging / unit
+            search.strip_bundle(directory, shard.number)
+            files = sorted(p.relative_to(self.staging).as_posix() for p in directory.rglob("*") if p.is_file())
+            done.append((unit, value, files, None))
+            self.counts["rendered"] += 1
+        if done:
+            self.manifest.mark_done(done)
+        return search.SearchResult(True, None, job.shards)
+
     def _write_search_page(self, record: SearchPage) -> None:
         self._record("search.html", record, record.page_url, record.json_url, "search",
                      "Search the titles, authors, tasks and abstracts of every paper.")
+
+    # --- the end of a build ---
+
+    def _check_removed(self) -> None:
+        """With `check`: papers and repositories of the published site that this build would remove."""
+        if not self.site_ok:
+            return
+        for unit, _, _ in self.manifest.units("site_units"):
+            if unit.startswith(("paper/", "repo/")) and not self.db.execute(
+                    "SELECT 1 FROM seen WHERE unit = ?", (unit,)).fetchone():
+                self._stale(f"removed: {unit}")
+
+    def _finish(self) -> None:
+        """Remove the units this build did not produce, mark the tree, swap it in, and commit the manifest."""
+        gone = [(unit, files) for unit, _, files in self.manifest.units("stage_units")
+                if not self.db.execute("SELECT 1 FROM seen WHERE unit = ?", (unit,)).fetchone()]
+        for unit, files in gone:
+            for name in files:
+                remove_file(self.staging / name, self.staging)
+            if unit.startswith("paper/"):
+                name = unit.split("/")[1]
+                remove_file(self.docs / search.bucket(name) / f"{name}.html", self.docs)
+        self.manifest.remove(unit for unit, _ in gone)
+        self.counts["removed"] = len(gone)
+        tree = self.manifest.tree_id()
+        marker = {"generator": "paperproof", "version": self.version, "tree": tree}
+        write_file(self.staging / MARKER, dump_json(marker) + "\n")
+        sync_tree(self.staging)
+        summary = {"papers": self.papers_written, "notes": self.notes,
+                   "rejects": [r.model_dump(mode="json") for r in self._all_rejects()]}
+        m = self.manifest
+        m.set("pending_tree", tree)
+        m.set("pending_inputs", self._inputs)
+        m.set("pending_summary", dump_json(summary))
+        m.commit()
+        publish.swap(self.staging, self.out)
+        m.promote()
+        m.set("site_tree", tree)
+        m.set("site_inputs", self._inputs)
+        m.set("site_summary", dump_json(summary))
+        m.commit()
+
+    def _all_rejects(self) -> list[Reject]:
+        """The rejects of paper rows and pages (kept with the site, so a build with nothing to do reports them)."""
+        return self._archive.rejects[self._rejects_from:] + self.rejects
+
+
+class _SearchJob:
+    def __init__(self) -> None:
+        self.result: search.SearchResult | None = None
+        self.shards: list[search.Shard] = []
+        self.todo: list[tuple[search.Shard, list[str], str, bytes]] = []
+        self.work: Path | None = None
+        self.thread: threading.Thread | None = None
+        self.error: str | None = None
+
+
+def _link_tuple(link: Any) -> tuple:
+    return (link.paper_slug, link.repo_url, link.is_official, link.mentioned_in_paper, link.mentioned_in_github,
+            link.framework)
 
 
 def newest_first(papers: list[PaperListing]) -> list[PaperListing]:
@@ -386,10 +880,5 @@ def newest_first(papers: list[PaperListing]) -> list[PaperListing]:
         [p for p in by_slug if not p.date]
 
 
-def _raw_url(record: Any) -> Callable[[str], str]:
-    """Images of a README at the pinned commit (GitHub serves raw files from its own host)."""
-    def rebase(path: str) -> str:
-        if record.host == "github.com":
-            return f"https://raw.githubusercontent.com/{record.repo}/{record.commit or 'HEAD'}/{path}"
-        return record.file_url(path)
-    return rebase
+_raw_url = raw_url
+__all__ = ["SiteWriter", "dump_json", "newest_first", "record_schema"]

@@ -1,4 +1,13 @@
-"""Writing the site: every file is written atomically (temporary file, fsync, rename)."""
+"""Writing files: every file is replaced atomically (temporary file, rename), never changed in place.
+
+Never writing in place matters beyond atomicity: a staging tree starts as hard links of the published
+site (`publish.seed_staging`), so an in-place write would change the published file too. A rename
+gives the staged path a new inode and leaves the published one alone.
+
+`write_atomic` also fsyncs each file (the run cache wants every result durable on its own). The site
+is written with `durable=False`: one `sync_tree` before the staging tree is swapped in makes the
+whole tree durable at once, instead of a million fsyncs.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +16,86 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, content: str | bytes) -> None:
+def write_atomic(path: Path, content: str | bytes, *, durable: bool = True) -> None:
     """Replace `path` with `content` so that readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode("utf-8") if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_file(path: Path, content: str | bytes) -> None:
+    """A site file: written beside its final name and renamed over it (a new inode), not fsynced.
+
+    The temporary name is fixed (`.<name>.part`): only one process ever writes a given path, and a
+    leftover from a killed build is simply overwritten by the next one.
+    """
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    tmp = path.with_name(f".{path.name}.part")
+    try:
+        handle = open(tmp, "wb")
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(tmp, "wb")
+    with handle:
+        handle.write(data)
+    os.replace(tmp, path)
+
+
+def write_new(path: Path, content: str | bytes) -> None:
+    """A file of a tree that no other tree shares (no hard links into it): written in place."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    try:
+        handle = open(path, "wb")
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "wb")
+    with handle:
+        handle.write(data)
+
+
+def remove_file(path: Path, root: Path) -> None:
+    """Remove `path` and then every parent directory left empty by it, up to (not including) `root`."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    parent = path.parent
+    while parent != root and root in parent.parents:
+        try:
+            parent.rmdir()
+        except OSError:  # not empty (or already gone)
+            break
+        parent = parent.parent
+
+
+def sync_tree(path: Path) -> None:
+    """Flush every file written under `path` to disk (`syncfs` on its filesystem; `sync` elsewhere)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        os.sync()
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if not hasattr(libc, "syncfs") or libc.syncfs(fd) != 0:
+            os.sync()
+    except OSError:
+        os.sync()
+    finally:
+        os.close(fd)

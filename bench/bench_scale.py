@@ -1,0 +1,267 @@
+"""Benchmark: the build at archive scale, and Hugo on the same pages.
+
+1. A synthetic archive with the real schemas (`bench/synth_archive.py`; 576,261 papers and 300,161
+   links by default) is generated once into the work folder (not timed).
+2. Full build: `paperproof build --archive … --out site --cache cache` from nothing, in a child process.
+3. No-op rebuild: the same command again, nothing changed.
+4. Incremental rebuild (`--incremental N`): N papers' abstracts edited and N/2 papers removed from the
+   dump, then the same command.
+5. Hugo (Debian package `hugo`): one content file per paper (front matter with title, date, authors,
+   tasks and links, the abstract as Markdown body), minimal layouts giving each paper an HTML page and a
+   JSON twin (output formats), `hugo` timed on them.
+
+Memory: a sampler reads every process of the build's tree twice a second and reports the peak of the
+sum of their RSS (an upper bound: pages shared between forked processes count in each) and of their
+PSS (shared pages divided among the processes that share them), and `getrusage(RUSAGE_CHILDREN)`'s
+`ru_maxrss`, the largest RSS of any single process. Pages per second are paper pages (each with its
+JSON twin) divided by the whole build's wall time, everything included (link join, repositories, list
+and task pages, sitemaps, search index); Hugo's are the same pages divided by `hugo`'s wall time.
+
+    .venv/bin/python bench/bench_scale.py                      # full size (about 40 minutes with Hugo)
+    .venv/bin/python bench/bench_scale.py --papers 20000       # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import synth_archive  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Sampler:
+    """Peak RSS and PSS summed over a process and all its descendants, sampled every `interval` seconds."""
+
+    def __init__(self, pid: int, interval: float = 0.5) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.rss = 0
+        self.pss = 0
+        self.processes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            root = psutil.Process(self.pid)
+        except psutil.Error:
+            return
+        tick = 0
+        while not self._stop.is_set():
+            try:
+                tree = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                break
+            rss = pss = 0
+            for proc in tree:
+                try:
+                    if tick % 4 == 0:  # PSS reads /proc/<pid>/smaps: every other second
+                        info = proc.memory_full_info()
+                        rss += info.rss
+                        pss += info.pss
+                    else:
+                        rss += proc.memory_info().rss
+                except psutil.Error:
+                    continue
+            self.rss = max(self.rss, rss)
+            self.pss = max(self.pss, pss)
+            self.processes = max(self.processes, len(tree))
+            tick += 1
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run(command: list[str], *, cwd: Path | None = None, env: dict | None = None) -> dict:
+    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sampler = Sampler(proc.pid)
+    output, _ = proc.communicate()
+    sampler.stop()
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        print(output, file=sys.stderr)
+        raise SystemExit(f"{' '.join(command)} exited {proc.returncode}")
+    return {"wall": wall, "rss": sampler.rss, "pss": sampler.pss, "maxrss": after.ru_maxrss * 1024,
+            "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+            "processes": sampler.processes, "output": output}
+
+
+def build_command(archive: Path, work: Path, jobs: int | None) -> list[str]:
+    command = [sys.executable, "-m", "paperproof", "build", "--archive", str(archive), "--out", str(work / "site"),
+               "--cache", str(work / "cache")]
+    return command + (["--jobs", str(jobs)] if jobs else [])
+
+
+# --- Hugo ---
+
+
+HUGO_CONFIG = """baseURL = "/"
+title = "paperproof (Hugo comparison)"
+disableKinds = ["taxonomy", "term", "RSS", "sitemap", "robotsTXT", "404"]
+[outputs]
+page = ["HTML", "JSON"]
+home = ["HTML"]
+section = ["HTML"]
+[markup.goldmark.renderer]
+unsafe = false
+"""
+HUGO_SINGLE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ .Title }} — paperproof</title>
+<meta name="description" content="{{ .Summary | plainify | truncate 300 }}">
+{{ range .Params.authors }}<meta name="citation_author" content="{{ . }}">{{ end }}
+<link rel="alternate" type="application/json" href="{{ .RelPermalink }}index.json"></head>
+<body><main><h1>{{ .Title }}</h1>
+<dl><dt>Authors</dt><dd>{{ delimit .Params.authors ", " }}</dd>
+{{ with .Params.date_text }}<dt>Date</dt><dd>{{ . }}</dd>{{ end }}
+{{ with .Params.tasks }}<dt>Tasks</dt><dd>{{ delimit . ", " }}</dd>{{ end }}
+<dt>Links</dt><dd>{{ with .Params.url_abs }}<a href="{{ . }}">Abstract page</a>{{ end }}
+{{ with .Params.url_pdf }}<a href="{{ . }}">PDF</a>{{ end }}</dd></dl>
+<section><h2>Abstract</h2>{{ .Content }}</section>
+</main></body></html>
+"""
+HUGO_JSON = """{{ dict "title" .Title "date" .Params.date_text "authors" .Params.authors "tasks" .Params.tasks \
+"url_abs" .Params.url_abs "url_pdf" .Params.url_pdf "abstract" .RawContent | jsonify }}
+"""
+HUGO_LIST = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{ .Title }}</title></head>
+<body><p>{{ len .Pages }} pages</p></body></html>
+"""
+
+
+def hugo_site(archive: Path, folder: Path) -> int:
+    """Content files for every paper of the archive's dump, and the layouts. Returns the number of papers."""
+    import ijson
+
+    if folder.exists():
+        shutil.rmtree(folder)
+    content = folder / "content" / "paper"
+    content.mkdir(parents=True)
+    (folder / "config.toml").write_text(HUGO_CONFIG)
+    layouts = folder / "layouts" / "_default"
+    layouts.mkdir(parents=True)
+    (layouts / "single.html").write_text(HUGO_SINGLE)
+    (layouts / "single.json").write_text(HUGO_JSON)
+    (layouts / "list.html").write_text(HUGO_LIST)
+    (folder / "layouts" / "index.html").write_text(HUGO_LIST)
+    seen: set[str] = set()
+    with gzip.open(archive / "papers-with-abstracts.json.gz", "rb") as handle:
+        for row in ijson.items(handle, "item", use_float=True):
+            slug = row["paper_url"].rstrip("/").rsplit("/", 1)[-1]
+            if slug in seen:
+                continue
+            seen.add(slug)
+            front = {"title": row["title"], "slug": slug, "authors": row.get("authors") or [],
+                     "tasks": row.get("tasks") or [], "date_text": row.get("date"), "url_abs": row.get("url_abs"),
+                     "url_pdf": row.get("url_pdf")}
+            (content / f"{slug}.md").write_text(json.dumps(front, ensure_ascii=False) + "\n\n" + (row.get("abstract") or "")
+                                                + "\n", encoding="utf-8")
+    return len(seen)
+
+
+def fmt_mb(value: float) -> str:
+    return f"{value / 2**20:,.0f} MB"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--papers", type=int, default=synth_archive.PAPERS)
+    parser.add_argument("--links", type=int, help="default: 300,161 scaled to --papers")
+    parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "paperproof-bench",
+                        help="work folder (on a disk, not /tmp where that is slow to create files)")
+    parser.add_argument("--jobs", type=int, help="render processes (default: one per core)")
+    parser.add_argument("--incremental", type=int, default=10, help="papers edited for the incremental rebuild (0: skip)")
+    parser.add_argument("--no-hugo", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the sites afterwards")
+    args = parser.parse_args()
+    links = args.links if args.links is not None else round(synth_archive.LINKS * args.papers / synth_archive.PAPERS)
+    work = args.work / f"{args.papers}"
+    archive = work / "archive"
+    stamp = archive / "generated.json"
+    wanted = {"papers": args.papers, "links": links, "seed": 1}
+    if not stamp.exists() or json.loads(stamp.read_text()) != wanted:
+        shutil.rmtree(archive, ignore_errors=True)
+        started = time.perf_counter()
+        synth_archive.generate(archive, args.papers, links, 1)
+        stamp.write_text(json.dumps(wanted))
+        print(f"generated the synthetic archive in {time.perf_counter() - started:.0f} s", flush=True)
+    for name in ("site", "cache", ".site.staging", ".site.build"):
+        shutil.rmtree(work / name, ignore_errors=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cores = len(os.sched_getaffinity(0))
+    print(f"machine: {platform.machine()}, {cores} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
+          f"archive: {args.papers:,} papers, {links:,} links "
+          f"({sum(p.stat().st_size for p in archive.glob('*.gz')) / 1e6:,.0f} MB gzipped)", flush=True)
+
+    full = run(build_command(archive, work, args.jobs), cwd=work, env=env)
+    print(full["output"].strip(), flush=True)
+    files = sum(len(names) for _, _, names in os.walk(work / "site"))
+    html_pages = sum(1 for _, _, names in os.walk(work / "site") for n in names if n == "index.html")
+    paper_pages = sum(1 for _ in (work / "site" / "paper").glob("*.json"))
+    noop = run(build_command(archive, work, args.jobs), cwd=work, env=env)
+    results = [
+        ("full build", f"{full['wall']:.0f} s ({full['wall'] / 60:.1f} min), {full['cpu']:.0f} s CPU"),
+        ("paper pages (+ JSON twin)", f"{paper_pages:,}"),
+        ("pages per second", f"{paper_pages / full['wall']:,.0f} paper pages/s "
+                             f"({html_pages / full['wall']:,.0f} HTML pages/s, {files / full['wall']:,.0f} files/s of "
+                             f"{files:,} files)"),
+        ("peak memory", f"{fmt_mb(full['pss'])} PSS, {fmt_mb(full['rss'])} RSS summed over the build's "
+                        f"{full['processes']} processes; largest single process {fmt_mb(full['maxrss'])}"),
+        ("no-op rebuild", f"{noop['wall']:.1f} s ({100 * noop['wall'] / full['wall']:.2f} % of the full build)"),
+    ]
+    if args.incremental:
+        changed, dropped = synth_archive.mutate(archive, args.incremental, max(1, args.incremental // 2), seed=2)
+        stamp.unlink()  # the archive on disk is no longer the generated one
+        incremental = run(build_command(archive, work, args.jobs), cwd=work, env=env)
+        line = next((x for x in incremental["output"].splitlines() if x.startswith("pages:")), "")
+        results.append((f"incremental rebuild ({len(changed)} edited, {len(dropped)} removed)",
+                        f"{incremental['wall']:.0f} s ({100 * incremental['wall'] / full['wall']:.1f} % of the full "
+                        f"build); {line}"))
+    if not args.no_hugo and shutil.which("hugo"):
+        folder = work / "hugo"
+        started = time.perf_counter()
+        count = hugo_site(archive, folder)
+        print(f"wrote {count:,} Hugo content files in {time.perf_counter() - started:.0f} s", flush=True)
+        version = subprocess.run(["hugo", "version"], capture_output=True, text=True).stdout.strip()
+        hugo = run(["hugo", "--quiet", "--destination", str(folder / "public")], cwd=folder)
+        hugo_pages = sum(1 for _ in (folder / "public" / "paper").glob("*/index.json"))
+        results += [
+            ("Hugo", f"{version.split(' BuildDate')[0]}: {hugo['wall']:.0f} s for {hugo_pages:,} pages "
+                     f"(+ JSON), {hugo_pages / hugo['wall']:,.0f} pages/s, peak {fmt_mb(hugo['rss'])} RSS"),
+            ("paperproof / Hugo", f"{(paper_pages / full['wall']) / (hugo_pages / hugo['wall']):.2f}× Hugo's pages "
+                                  "per second"),
+        ]
+    elif not args.no_hugo:
+        results.append(("Hugo", "not installed (apt-get install hugo)"))
+    print()
+    width = max(len(k) for k, _ in results)
+    for key, value in results:
+        print(f"{key:<{width}}  {value}")
+    if not args.keep:
+        for name in ("site", "hugo"):
+            shutil.rmtree(work / name, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,269 @@
+"""The build manifest: what each file of the site was made from, so a build redoes only what changed.
+
+A site is a set of *units*: a paper (its page and twin), a repository (its page, twin and its samples'
+pages), a list page, a sitemap, a search shard, a static file. Each unit has the digest of everything
+its files are made from (its archive row and code links, the records and samples of the repositories
+it shows, the code and templates of paperproof, the build settings) and the list of its files. The
+manifest is an SQLite database in the build's state directory (under `--cache`):
+
+- `site_units`: the units of the published site, as they were when it was swapped in;
+- `stage_units`: the units of the staging tree being built. The staging tree starts as hard links of
+  the published one and `stage_units` as a copy of `site_units`; a unit is re-rendered only when its
+  digest differs. Before a new unit's files are written its row is committed with no digest (so the
+  files of a build killed there are known, and removed or rewritten by the next build), and the digest
+  is committed after the files are written. A killed build therefore leaves a staging tree that the
+  next build resumes: units already written with the right digest are kept.
+- `meta`: the published tree's id (also in the site's `.paperproof-build`, which is how a build
+  knows the site on disk is the one the manifest describes), the digest of all inputs it was built from
+  (equal digests: nothing to do), and the state of the staging tree.
+- `files`: content digests of input files by (path, size, mtime, inode), so an unchanged input is not
+  read again to learn that it did not change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from importlib import metadata
+from pathlib import Path
+
+MARKER = ".paperproof-build"
+_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "pygments", "pydantic", "pydantic-core", "pagefind", "torch",
+              "numpy")
+_LINK_TABLES = ("links-between-papers-and-code", "links-between-paper-and-code")
+
+
+class Digest:
+    """An incremental digest of length-prefixed parts (so `("ab", "c")` and `("a", "bc")` differ)."""
+
+    def __init__(self, *parts: bytes | str | None) -> None:
+        self._h = hashlib.blake2b(digest_size=16)
+        self.add(*parts)
+
+    def add(self, *parts: bytes | str | None) -> Digest:
+        for part in parts:
+            if part is None:
+                self._h.update(b"\xff")
+                continue
+            data = part.encode("utf-8") if isinstance(part, str) else part
+            self._h.update(len(data).to_bytes(8, "little"))
+            self._h.update(data)
+        return self
+
+    def digest(self) -> bytes:
+        return self._h.digest()
+
+    def hex(self) -> str:
+        return self._h.hexdigest()
+
+
+def digest(*parts: bytes | str | None) -> bytes:
+    return Digest(*parts).digest()
+
+
+def code_version(settings: dict[str, object]) -> str:
+    """paperproof's code, templates and curated list, the versions of the libraries that shape its output,
+    and the build's settings: a change to any of them changes every page's digest."""
+    import paperproof
+
+    root = Path(paperproof.__file__).resolve().parent
+    h = Digest(getattr(paperproof, "__version__", ""))
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                   and "snapshot" not in p.relative_to(root).parts[:1]
+                   and p.suffix in (".py", ".html", ".css", ".js", ".svg", ".json"))
+    files.append(root / "snapshot" / "community.json")
+    for path in files:
+        if path.is_file():
+            h.add(path.relative_to(root).as_posix(), path.read_bytes())
+    for name in _LIBRARIES:
+        try:
+            h.add(name, metadata.version(name))
+        except metadata.PackageNotFoundError:
+            h.add(name, None)
+    h.add(json.dumps(settings, sort_keys=True, default=str))
+    return h.hex()
+
+
+def _connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
+    if readonly:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    else:
+        db = sqlite3.connect(path)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+    return db
+
+
+_UNITS = "(unit TEXT PRIMARY KEY, hash BLOB, files TEXT NOT NULL, data TEXT)"
+
+
+class Manifest:
+    """The manifest database of one site (see the module's docstring). `readonly` for `build --check`."""
+
+    def __init__(self, path: Path, readonly: bool = False) -> None:
+        self.path = path
+        self.readonly = readonly
+        if readonly and not path.exists():
+            self.db = sqlite3.connect(":memory:")
+        else:
+            self.db = _connect(path, readonly)
+        if not readonly or not path.exists():
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            self.db.execute(f"CREATE TABLE IF NOT EXISTS site_units {_UNITS}")
+            self.db.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, "
+                            "inode INTEGER, digest TEXT)")
+            self.db.commit()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- meta ---
+
+    def get(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.db.execute("DELETE FROM meta WHERE key = ?", (key,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def commit(self) -> None:
+        self.db.commit()
+
+    # --- input files ---
+
+    def file_digest(self, path: Path) -> str:
+        """The content digest of an input file, read again only when its size, mtime or inode changed."""
+        st = path.stat()
+        key = str(path.resolve())
+        row = self.db.execute("SELECT size, mtime, inode, digest FROM files WHERE path = ?", (key,)).fetchone()
+        if row and tuple(row[:3]) == (st.st_size, st.st_mtime_ns, st.st_ino):
+            return row[3]
+        h = hashlib.blake2b(digest_size=16)
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                h.update(block)
+        value = h.hexdigest()
+        if not self.readonly:
+            self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+                            (key, st.st_size, st.st_mtime_ns, st.st_ino, value))
+            self.db.commit()
+        return value
+
+    def tree_digest(self, paths: list[Path]) -> str:
+        """One digest of several input files (their paths relative to the folder they share, and contents)."""
+        h = Digest()
+        if not paths:
+            return h.hex()
+        root = Path(os.path.commonpath([str(p.parent) for p in paths]))
+        for path in sorted(paths):
+            h.add(path.relative_to(root).as_posix(), self.file_digest(path))
+        return h.hex()
+
+    # --- units ---
+
+    def has_stage(self) -> bool:
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stage_units'").fetchone() is not None
+
+    def new_stage(self, from_site: bool) -> None:
+        """`stage_units` as a copy of `site_units` (the staging tree is a hard-linked copy of the site), or empty.
+        Units of an earlier, abandoned stage that differ from the site are carried over without a digest, so
+        whatever that stage wrote outside the staging tree (search documents) is written again."""
+        previous = self.has_stage()
+        if previous:
+            self.db.execute("ALTER TABLE stage_units RENAME TO stage_old")
+        self.db.execute(f"CREATE TABLE stage_units {_UNITS}")
+        if from_site:
+            self.db.execute("INSERT INTO stage_units SELECT * FROM site_units")
+        if previous:
+            self.db.execute("INSERT OR REPLACE INTO stage_units (unit, hash, files, data) "
+                            "SELECT o.unit, NULL, o.files, NULL FROM stage_old o LEFT JOIN stage_units s "
+                            "ON s.unit = o.unit WHERE s.hash IS NULL OR s.hash != o.hash OR o.hash IS NULL")
+            self.db.execute("DROP TABLE stage_old")
+        self.db.commit()
+
+    def drop_stage(self) -> None:
+        self.db.execute("DROP TABLE IF EXISTS stage_units")
+        for key in ("stage_base", "stage_ready"):
+            self.set(key, None)
+        self.db.commit()
+
+    def promote(self) -> None:
+        """The staging tree is now the published one: its units become the site's."""
+        self.db.execute("DROP TABLE site_units")
+        self.db.execute("ALTER TABLE stage_units RENAME TO site_units")
+        for key in ("stage_base", "stage_ready", "pending_tree", "pending_inputs", "pending_summary"):
+            self.set(key, None)
+
+    def lookup(self, table: str, unit: str) -> tuple[bytes | None, str | None] | None:
+        row = self.db.execute(f"SELECT hash, data FROM {table} WHERE unit = ?", (unit,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def mark_pending(self, rows: Iterable[tuple[str, list[str]]]) -> None:
+        """Before writing: these units' files are about to change (kept listed, digest cleared)."""
+        self.db.executemany("INSERT INTO stage_units (unit, hash, files, data) VALUES (?, NULL, ?, NULL) "
+                            "ON CONFLICT(unit) DO UPDATE SET hash = NULL, "
+                            "files = CASE WHEN stage_units.files = excluded.files THEN stage_units.files "
+                            "ELSE stage_units.files || char(10) || excluded.files END",
+                            [(unit, "\n".join(files)) for unit, files in rows])
+        self.db.commit()
+
+    def mark_done(self, rows: Iterable[tuple[str, bytes, list[str], str | None]]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO stage_units VALUES (?, ?, ?, ?)",
+                            [(unit, h, "\n".join(files), data) for unit, h, files, data in rows])
+        self.db.commit()
+
+    def units(self, table: str) -> Iterator[tuple[str, bytes | None, list[str]]]:
+        for unit, h, files in self.db.execute(f"SELECT unit, hash, files FROM {table} ORDER BY unit"):
+            yield unit, h, [f for f in files.split("\n") if f]
+
+    def remove(self, units: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM stage_units WHERE unit = ?", [(u,) for u in units])
+        self.db.commit()
+
+    def tree_id(self, table: str = "stage_units") -> str:
+        h = Digest()
+        for unit, value in self.db.execute(f"SELECT unit, hash FROM {table} ORDER BY unit"):
+            h.add(unit, value)
+        return h.hex()
+
+
+def input_files(location: str | None) -> dict[str, list[Path]] | None:
+    """The files an archive is read from (`all`) and those of its code links (`links`); None when the archive
+    is not local files (a Hugging Face id), so nothing can tell that it did not change."""
+    from paperproof.catalogue.archive import bundled_root
+
+    if location is None:
+        folders = [bundled_root() / "archive", bundled_root() / "specimens"]
+    elif Path(location).is_dir():
+        folders = [Path(location)]
+    else:
+        return None
+    found = {"all": [], "links": []}
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                found["all"].append(path)
+                if path.relative_to(folder).parts[0].startswith(_LINK_TABLES):
+                    found["links"].append(path)
+    return found
+
+
+def read_marker(site: Path) -> dict:
+    try:
+        return json.loads((site / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def state_directory(cache: Path, out: Path) -> Path:
+    """Where the manifest of the site at `out` lives in the cache (one per site directory)."""
+    return cache / "sites" / Digest(str(out.resolve())).hex()[:16]
+
+
+__all__ = ["Digest", "Manifest", "MARKER", "code_version", "digest", "input_files", "read_marker", "state_directory"]

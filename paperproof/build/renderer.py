@@ -1,0 +1,281 @@
+"""Rendering records into files: the work the render processes share.
+
+Everything here is a pure function of the item it is given (plus the code, templates and build settings,
+which the manifest's digests cover): a paper's item is its archive row, its code links and the records
+and samples of the repositories it shows; a list page's item is its paging and the listings on it. So a
+page is rendered again exactly when its item's digest changes, and the same item gives the same bytes
+in any process, in any order.
+
+The render processes are forked from the build before it reads the archive (and before anything could
+initialise torch), so they hold only what they are sent. `RenderPool` sends chunks of items, keeps a few
+chunks in flight per process, and hands back the results in the order the chunks were sent.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from paperproof.build import datamap, render, search, seo
+from paperproof.build.manifest import Digest
+from paperproof.build.pages import Paging, PaperList, PaperListing, RepoList, RepoListing, SampleListing, TaskPage
+from paperproof.build.twin import TwinContext, about, paper_twin, safe_key
+from paperproof.build.urls import SiteUrls, file_for, repo_slug
+from paperproof.build.write import write_file, write_new
+from paperproof.catalogue.archive_rows import PaperRow
+from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
+from paperproof.catalogue.twin import PaperRef, RepoTwin, SampleRef
+
+
+class Renderer:
+    """Renders pages and twins into `root` (the staging tree) and search documents into `docs`."""
+
+    def __init__(self, urls: SiteUrls, read_at: str, root: Path, docs: Path | None, search_available: bool) -> None:
+        self.urls = urls
+        self.read_at = read_at
+        self.root = root
+        self.docs = docs  # None: no search documents (no Pagefind)
+        self.ctx = TwinContext(urls=urls, read_at=read_at)
+        self.about = about(urls)
+        self.env = render.environment(urls)
+        self.env.globals["search_available"] = search_available
+        self.fresh = False  # the staging tree holds no links to the published site: files are written in place
+
+    # --- files ---
+
+    def path(self, url: str) -> str:
+        return file_for(url, self.urls.base).as_posix()
+
+    def write(self, url: str, content: str) -> str:
+        name = self.path(url)
+        (write_new if self.fresh else write_file)(self.root / name, content)
+        return name
+
+    def page(self, template: str, url: str, json_url: str, schema: str, meta: seo.PageMeta, **context: Any) -> str:
+        html = self.env.get_template(template).render(json_url=json_url, schema_url=self.urls.schema(schema),
+                                                      meta=meta, page_url=url, **context)
+        return self.write(url, html)
+
+    def record(self, template: str, record: BaseModel, url: str, json_url: str, schema: str, description: str,
+               **context: Any) -> list[str]:
+        """A page and its twin from one record."""
+        return [self.page(template, url, json_url, schema, seo.page_meta(url, description, self.urls), record=record,
+                          **context),
+                self.write(json_url, record.model_dump_json())]
+
+    def doc_path(self, slug: str) -> Path:
+        """The search document of a paper: `<docs>/<bucket of its path name>/<path name>.html`."""
+        assert self.docs is not None
+        name = self.path(self.urls.paper(slug)).split("/")[1]
+        return self.docs / search.bucket(name) / f"{name}.html"
+
+    # --- papers ---
+
+    def paper(self, item: tuple) -> tuple:
+        """Item: (slug, paper row JSON, source, links, records, samples). Result: ("ok", listing JSON, feed JSON
+        or None, search document digest or None, ran) or ("reject", reason, paper URL)."""
+        slug, row, source, links, records, samples = item
+        try:
+            paper = PaperRow.model_validate_json(row)
+            twin = paper_twin(paper, source, links, records, samples, self.ctx)
+            repo_pages = {}
+            for link in twin.code_links:
+                key = safe_key(link.repo_url)
+                record = records.get(key.key) if key else None
+                if record is not None:
+                    repo_pages[link.repo_url] = {
+                        "url": self.urls.repo(repo_slug(record.host, record.repo)), "name": record.repo,
+                        "licence": record.licence, "note": record.note,
+                    }
+            year = twin.date[:4] if twin.date else None
+            metrics = {f.metric for s in twin.verification.samples for f in (s.fidelity or [])}
+            data_map = self.urls.static("data-map.svg") if datamap.shows_data_map(metrics) else None
+            arxiv = bool(twin.arxiv_id) or "arxiv.org/" in (twin.url_abs or "")
+            self.page("paper.html", twin.url, twin.verification.json_url, "paper", seo.paper_meta(twin, self.urls),
+                      twin=twin, repos=repo_pages, data_map=data_map, arxiv=arxiv,
+                      abstract_html=render.markdown_html(twin.abstract),
+                      bibtex=render.bibtex(slug, twin.title, twin.authors, year, twin.url_abs))
+            self.write(twin.verification.json_url, twin.to_json())
+        except (ValidationError, ValueError, KeyError) as exc:
+            return ("reject", f"paper record could not be assembled: {str(exc).splitlines()[0][:200]}",
+                    json.loads(row).get("paper_url"))
+        ran = sum(1 for s in twin.verification.samples if s.status.startswith("ran"))
+        tasks = [t.task_name for t in twin.tasks]
+        listing = PaperListing(
+            slug=slug, title=twin.title, date=twin.date, authors=list(twin.authors), tasks=tasks,
+            specimen=source.row_kind == "specimen", samples=len(twin.verification.samples), ran=ran,
+            url=self.urls.paper(slug), json_url=self.urls.paper_json(slug))
+        feed = None
+        if ran:
+            feed = json.dumps([slug, twin.title, list(twin.authors), twin.date, listing.url,
+                               render.plain_text(twin.abstract), listing.samples, ran], ensure_ascii=False)
+        doc = None
+        if self.docs is not None:
+            text = search.document(twin.title, list(twin.authors), tasks, twin.abstract, twin.date)
+            write_new(self.doc_path(slug), text)
+            doc = Digest(text).hex()
+        return ("ok", listing.model_dump_json(), feed, doc, ran)
+
+    # --- repositories and samples ---
+
+    def repository(self, item: tuple) -> list[str]:
+        """Item: (record, samples, papers [(slug, title, kind)], titles of the samples' papers, README text)."""
+        record, samples, papers, titles, readme = item
+        urls = self.urls
+        slug = repo_slug(record.host, record.repo)
+        refs = [PaperRef(slug=s, title=t, url=urls.paper(s), repo_kind=kind) for s, t, kind in papers]
+        sample_refs = [SampleRef(sample_id=s.sample_id, entry=s.entry, path=s.path, status=s.status,
+                                 url=urls.sample(s.sample_id)) for s in samples]
+        twin = RepoTwin(
+            url=record.url, repo=record.repo, host=record.host, source=record.source, reach=record.reach,
+            licence=record.licence, licence_file=record.licence_file, commit=record.commit,
+            readme=record.readme, note=record.note, specimen=record.specimen,
+            page_url=urls.repo(slug), json_url=urls.repo_json(slug), papers=refs, samples=sample_refs,
+        )
+        readme_html = None
+        if readme is not None:
+            readme_html = render.markdown_html(readme, link_base=record.file_url, image_base=raw_url(record))
+        listed = [sample_listing(s, urls) for s in samples]
+        description = f"{record.repo}: licence {record.licence or 'not known'}, {len(samples)} samples."
+        files = [self.page("repo.html", twin.page_url, twin.json_url, "repo",
+                           seo.page_meta(twin.page_url, description, urls), record=twin,
+                           papers=[{"url": p.url, "title": p.title, "kind": p.repo_kind} for p in refs],
+                           samples=listed, readme_html=readme_html, vocabulary=STATUS_VOCABULARY,
+                           purpose=record.purpose, topic=record.topic),
+                 self.write(twin.json_url, twin.model_dump_json())]
+        for sample in samples:
+            files.extend(self.sample(sample, twin, titles))
+        return files
+
+    def sample(self, sample: Sample, repo: RepoTwin, titles: dict[str, str]) -> list[str]:
+        urls = self.urls
+        url, json_url = urls.sample(sample.sample_id), urls.sample_json(sample.sample_id)
+        shown = sample.inline_ok and sample.source
+        source_html = render.code_html(sample.source, sample.lineno) if shown else None
+        papers = [{"url": urls.paper(s), "title": titles.get(s, s)} for s in sample.papers]
+        description = f"{sample.entry} in {sample.repo}: {sample.status}. {sample.reason}"
+        return [self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls), sample=sample,
+                          repo_url=repo.page_url, papers=papers, source_html=source_html, vocabulary=STATUS_VOCABULARY),
+                self.write(json_url, sample.model_dump_json())]
+
+    # --- list pages ---
+
+    def list_page(self, item: tuple) -> list[str]:
+        """Item: (kind, paging JSON, listing JSONs, extra). Kinds: papers, repos, task."""
+        kind, paging_json, rows, extra = item
+        paging = Paging.model_construct(**json.loads(paging_json))
+        if kind == "papers":
+            listings = [PaperListing.model_construct(**json.loads(r)) for r in rows]
+            record = PaperList.model_construct(about=self.about, schema_url=self.urls.schema("paper-list"),
+                                               paging=paging, papers=listings)
+            return self.record("papers.html", record, paging.page_url, paging.json_url, "paper-list",
+                               f"Every paper in this catalogue, page {paging.page} of {paging.pages}.")
+        if kind == "repos":
+            listings = [RepoListing.model_construct(**json.loads(r)) for r in rows]
+            record = RepoList.model_construct(about=self.about, schema_url=self.urls.schema("repo-list"),
+                                              paging=paging, repos=listings)
+            return self.record("repos.html", record, paging.page_url, paging.json_url, "repo-list",
+                               f"Every repository in this catalogue, page {paging.page} of {paging.pages}.")
+        task_slug, name, other_names = extra
+        listings = [PaperListing.model_construct(**json.loads(r)) for r in rows]
+        record = TaskPage.model_construct(about=self.about, schema_url=self.urls.schema("task"), task_slug=task_slug,
+                                          task_name=name, other_names=list(other_names), paging=paging, papers=listings)
+        return self.record("task.html", record, paging.page_url, paging.json_url, "task", f"Papers with the task {name}.")
+
+
+def sample_listing(s: Sample, urls: SiteUrls, repo_kind: str | None = None) -> SampleListing:
+    return SampleListing(sample_id=s.sample_id, entry=s.entry, repo=s.repo, repo_kind=repo_kind, path=s.path,
+                         status=s.status, contract_check=s.contract_check, metamorphic_tier=s.metamorphic_tier,
+                         fidelity=list(s.fidelity), url=urls.sample(s.sample_id), json_url=urls.sample_json(s.sample_id))
+
+
+def raw_url(record: Any) -> Callable[[str], str]:
+    """Images of a README at the pinned commit (GitHub serves raw files from its own host)."""
+    def rebase(path: str) -> str:
+        if record.host == "github.com":
+            return f"https://raw.githubusercontent.com/{record.repo}/{record.commit or 'HEAD'}/{path}"
+        return record.file_url(path)
+    return rebase
+
+
+# --- the pool ---
+
+_RENDERER: Renderer | None = None  # set in the parent before forking; each render process inherits it
+
+
+def _render_papers(chunk: list[tuple], fresh: bool) -> list[tuple]:
+    assert _RENDERER is not None
+    _RENDERER.fresh = fresh
+    return [_RENDERER.paper(item) for item in chunk]
+
+
+def _render_repositories(chunk: list[tuple], fresh: bool) -> list[list[str]]:
+    assert _RENDERER is not None
+    _RENDERER.fresh = fresh
+    return [_RENDERER.repository(item) for item in chunk]
+
+
+def _render_list_pages(chunk: list[tuple], fresh: bool) -> list[list[str]]:
+    assert _RENDERER is not None
+    _RENDERER.fresh = fresh
+    return [_RENDERER.list_page(item) for item in chunk]
+
+
+WORK: dict[str, Callable[[list[tuple], bool], list]] = {
+    "papers": _render_papers, "repositories": _render_repositories, "lists": _render_list_pages,
+}
+
+
+class RenderPool:
+    """`jobs` forked render processes (none when `jobs` is 1: the build renders in its own process).
+
+    `submit(kind, chunk, context)` sends a chunk; `on_result(context, results)` is called in the build's
+    process, in submission order, at most `depth` chunks per process behind."""
+
+    def __init__(self, renderer: Renderer, jobs: int, depth: int = 3) -> None:
+        global _RENDERER
+        _RENDERER = renderer
+        self.jobs = jobs
+        self.depth = max(1, depth * jobs)
+        self.pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 else None
+        self.pending: deque[tuple[Any, Any, Callable[[Any, list], None]]] = deque()
+        self.fresh = False  # sent with each chunk (see `Renderer.fresh`)
+
+    def submit(self, kind: str, chunk: list[tuple], context: Any, on_result: Callable[[Any, list], None]) -> None:
+        if self.pool is None:
+            on_result(context, WORK[kind](chunk, self.fresh))
+            return
+        self.pending.append((self.pool.apply_async(WORK[kind], (chunk, self.fresh)), context, on_result))
+        while len(self.pending) > self.depth:
+            self._finish_one()
+
+    def _finish_one(self) -> None:
+        future, context, on_result = self.pending.popleft()
+        on_result(context, future.get())
+
+    def drain(self) -> None:
+        while self.pending:
+            self._finish_one()
+
+    def close(self, *, wait: bool = True) -> None:
+        if self.pool is not None:
+            if wait:
+                self.pool.close()
+            else:
+                self.pool.terminate()
+            self.pool.join()
+            self.pool = None
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)

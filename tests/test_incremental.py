@@ -1,0 +1,211 @@
+"""Incremental, reproducible and atomic builds: a build redoes only what changed, a killed build leaves the
+published site as it was and the next build completes it, and every way of getting to a site gives the
+same bytes as a clean build."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from paperproof.build import search as search_module
+from paperproof.build.manifest import MARKER, state_directory
+from paperproof.build.pipeline import BuildConfig, build
+from paperproof.cli import main
+from tests.test_archive import LINK, PAPER, write_dump
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ["Image Classification", "Object Detection", "Semantic Segmentation", "Language Modelling"]
+
+
+def papers(n: int, title: str = "Paper") -> list[dict]:
+    return [{**PAPER, "paper_url": f"https://paperswithcode.com/paper/paper-{i:04d}", "title": f"{title} {i}",
+             "abstract": f"We study thing {i}. It works & it is fast (p < 0.05).",
+             "date": f"2021-{1 + i % 12:02d}-{1 + i % 28:02d}", "tasks": [TASKS[i % 4], TASKS[(i + 1) % 4]]}
+            for i in range(n)]
+
+
+def links(rows: list[dict]) -> list[dict]:
+    out = [{**LINK, "paper_url": p["paper_url"], "repo_url": f"https://github.com/owner{i % 7}/repo-{i}"}
+           for i, p in enumerate(rows)]
+    return out + [{**LINK, "paper_url": rows[0]["paper_url"], "repo_url": "https://github.com/shared/tool"},
+                  {**LINK, "paper_url": rows[1]["paper_url"], "repo_url": "https://github.com/shared/tool"}]
+
+
+def archive(directory: Path, rows: list[dict], link_rows: list[dict] | None = None) -> str:
+    write_dump(directory, "papers-with-abstracts", rows)
+    write_dump(directory, "links-between-papers-and-code", links(rows) if link_rows is None else link_rows)
+    return str(directory)
+
+
+def files(site: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file of a site: (inode, content) by path."""
+    return {p.relative_to(site).as_posix(): (p.stat().st_ino, p.read_bytes()) for p in site.rglob("*") if p.is_file()}
+
+
+def identical(a: Path, b: Path) -> list[str]:
+    """Paths that differ between two trees (missing on either side, different bytes, empty folders)."""
+    out: list[str] = []
+
+    def walk(cmp: filecmp.dircmp, prefix: str) -> None:
+        out.extend(prefix + n for n in cmp.left_only + cmp.right_only + cmp.funny_files)
+        _, mismatch, errors = filecmp.cmpfiles(cmp.left, cmp.right, cmp.common_files, shallow=False)
+        out.extend(prefix + n for n in mismatch + errors)
+        for name, sub in cmp.subdirs.items():
+            walk(sub, f"{prefix}{name}/")
+
+    walk(filecmp.dircmp(a, b), "")
+    return out
+
+
+@pytest.fixture
+def no_search(monkeypatch):
+    monkeypatch.setattr(search_module, "binary", lambda: None)
+
+
+def test_a_changed_paper_rewrites_only_its_pages_and_the_indexes_that_list_it(tmp_path):
+    rows = papers(40)
+    source = archive(tmp_path / "archive", rows)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    first = build(BuildConfig(archive=source, out=site, cache=cache))
+    before = files(site)
+    assert first.pages["rendered"] > 0 and not first.noop
+
+    again = build(BuildConfig(archive=source, out=site, cache=cache))  # nothing changed: nothing done
+    assert again.noop and files(site) == before and again.papers == 40
+
+    rows[7] = {**rows[7], "title": "A Retitled Paper", "abstract": "A new abstract."}
+    archive(tmp_path / "archive", rows)
+    summary = build(BuildConfig(archive=source, out=site, cache=cache))
+    after = files(site)
+    rewritten = {path for path in after if path not in before or after[path][0] != before[path][0]}
+    slug, repo = "paper-0007", "owner0+repo-7"
+    expected = {
+        f"paper/{slug}/index.html", f"paper/{slug}.json",  # its pages
+        "papers/index.html", "api/papers.json", "index.html", "index.json",  # the lists that show its title
+        f"repo/{repo}/index.html", f"repo/{repo}.json",  # the repository page that lists it
+        MARKER,
+    }
+    for task in rows[7]["tasks"]:
+        key = task.lower().replace(" ", "-")
+        expected |= {f"task/{key}/index.html", f"task/{key}.json"}
+    search_files = {p for p in rewritten if p.startswith("pagefind/")}  # its search shard
+    assert search_files
+    assert rewritten - search_files == expected
+    assert summary.pages["removed"] == 0 and summary.pages["kept"] > 40
+    # and the result is the site a clean build of the new archive writes
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=tmp_path / "clean-cache"))
+    assert identical(site, clean) == []
+
+
+def test_a_removed_paper_leaves_no_page_behind(tmp_path, no_search):
+    rows = papers(12)
+    source = archive(tmp_path / "archive", rows)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    assert (site / "paper" / "paper-0005" / "index.html").is_file()
+
+    kept = rows[:5] + rows[6:]
+    archive(tmp_path / "archive", kept, [link for link in links(rows) if "paper-0005" not in link["paper_url"]])
+    summary = build(BuildConfig(archive=source, out=site, cache=cache))
+    assert not (site / "paper" / "paper-0005").exists() and not (site / "paper" / "paper-0005.json").exists()
+    assert not (site / "repo" / "owner5+repo-5").exists()
+    assert summary.pages["removed"] >= 2  # its pages and its repository's
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None))
+    assert identical(site, clean) == []
+
+
+def test_check_says_whether_the_site_is_stale_and_writes_nothing(tmp_path, no_search, capsys):
+    rows = papers(6)
+    source = archive(tmp_path / "archive", rows)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    args = ["build", "--archive", source, "--out", str(site), "--cache", str(cache)]
+    assert main([*args, "--check"]) == 1  # no site yet
+    assert not site.exists() and not (tmp_path / ".site.staging").exists()
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main([*args, "--check"]) == 0
+    assert "up to date" in capsys.readouterr().out
+
+    before = files(site)
+    rows[2] = {**rows[2], "title": "Changed"}
+    archive(tmp_path / "archive", rows[:5])  # one paper changed, one removed
+    assert main([*args, "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "stale:" in out and "paper paper-0002" in out and "removed: paper/paper-0005/index.html" in out
+    assert files(site) == before and not (tmp_path / ".site.staging").exists()
+
+
+def _killed_build(command: list[str], manifest: Path, timeout: float = 60.0) -> bool:
+    """Run `command` and SIGKILL it (and its render processes) once it has committed new paper pages to the
+    staging tree. Returns False when it finished first."""
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=0.1) as db:
+                    done = db.execute("SELECT COUNT(*) FROM stage_units s JOIN site_units t USING (unit) "
+                                      "WHERE s.unit LIKE 'paper/%' AND s.hash IS NOT NULL AND s.hash != t.hash"
+                                      ).fetchone()[0]
+            except sqlite3.Error:
+                done = 0
+            if done >= 100:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return True
+            time.sleep(0.01)
+        return False
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_a_killed_build_leaves_the_site_served_and_the_next_build_completes_it(tmp_path, no_search):
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    source = archive(tmp_path / "archive", papers(900))
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    before = files(site)
+
+    archive(tmp_path / "archive", papers(900, title="Retitled"))  # every page changes
+    # The child builds without search, as this test does (same settings, so the same digests).
+    script = ("import sys; from paperproof.build import search; search.binary = lambda: None; "
+              "from paperproof.cli import main; sys.exit(main(sys.argv[1:]))")
+    command = [sys.executable, "-c", script, "build", "--archive", source, "--out", str(site), "--cache", str(cache),
+               "--jobs", "1"]
+    assert _killed_build(command, state_directory(cache, site) / "manifest.sqlite"), "the build finished first"
+    assert files(site) == before  # the published site is untouched
+    assert (tmp_path / ".site.staging").is_dir()
+
+    summary = build(BuildConfig(archive=source, out=site, cache=cache))
+    assert "resumed the staging tree of an unfinished build" in summary.notes
+    assert summary.pages["kept"] >= 100  # what the killed build had written was not rendered again
+    assert not (tmp_path / ".site.staging").exists()
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None))
+    assert identical(site, clean) == []
+
+
+def test_incremental_and_clean_builds_are_byte_identical_with_search(tmp_path):
+    rows = papers(30)
+    source = archive(tmp_path / "archive", rows)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    rows = rows[:20] + papers(35)[30:]  # ten papers gone, five new
+    archive(tmp_path / "archive", rows)
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None))
+    assert identical(site, clean) == []
+    assert (site / "pagefind" / "1" / "pagefind-entry.json").is_file()

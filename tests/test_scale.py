@@ -1,0 +1,82 @@
+"""What the build does differently at archive scale gives the same output as the plain way of doing it:
+Markdown's prose shortcut, the link table on disk, list pages assembled without validation, shard planning."""
+
+from __future__ import annotations
+
+import markdown
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paperproof.build import search
+from paperproof.build.links import read_link_table
+from paperproof.build.pages import Paging, PaperList, PaperListing
+from paperproof.build.render import markdown_html, plain_text, prose_html
+from paperproof.build.renderer import Renderer
+from paperproof.build.twin import about, safe_key
+from paperproof.build.urls import SiteUrls
+from paperproof.catalogue.archive import open_archive
+from tests.test_archive import LINK, PAPER, write_dump
+
+ALPHABET = "ab Z9é\u00a0\u2028\u3000\n\n\t\r.-():/$^{}=+!\"',%;?@&<>\\_~#*`[]|x"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=ALPHABET, max_size=40))
+def test_the_prose_shortcut_gives_what_markdown_gives(text):
+    fast = prose_html(text)
+    if fast is not None:
+        assert fast == markdown.markdown(text, extensions=["fenced_code", "tables"], output_format="html")
+        assert fast == markdown.markdown(text)
+
+
+def test_prose_takes_the_shortcut_and_markup_does_not():
+    assert prose_html("We show a > b & c < d, with $\\mathcal{O}(n^2)$ cost on CIFAR_10.") is not None
+    for text in ("*em*", "a_b_", "# Title", "- item", "1. item", "<b>x</b>", "a &amp; b", "\\*", "[x](y)", "  indented"):
+        assert prose_html(text) is None, text
+    # and the public functions give the same either way
+    assert str(markdown_html("p < 0.05 & more")) == "<p>p &lt; 0.05 &amp; more</p>"
+    assert plain_text("p < 0.05 & more") == "p < 0.05 & more"
+
+
+def test_the_link_table_groups_and_deduplicates_as_the_dump_says(tmp_path):
+    other = {**LINK, "paper_url": "https://paperswithcode.com/paper/another", "repo_url": "https://github.com/c/d"}
+    rows = [LINK, other, {**LINK, "repo_url": "https://github.com/A/B/"}, {**LINK, "repo_url": "https://gitlab.com/x/y"},
+            {**LINK, "repo_url": 7}]
+    write_dump(tmp_path, "papers-with-abstracts", [PAPER])
+    write_dump(tmp_path, "links-between-papers-and-code", rows)
+    archive = open_archive(str(tmp_path))
+    table = read_link_table(archive, tmp_path / "links.sqlite", "digest")
+    assert len(archive.rejects) == 1  # the link whose repo_url is not a URL
+    good = table.get("a-good-paper")
+    assert [link.repo_url for link in good] == ["https://github.com/a/b", "https://gitlab.com/x/y"]  # dump order
+    assert good[0].is_official is True and good[0].framework == "pytorch" and good[0].paper_slug == "a-good-paper"
+    assert [slug for slug, _ in table.items()] == ["a-good-paper", "another"] and len(table) == 2
+    assert "another" in table and table.get("missing") == []
+    assert {safe_key(link.repo_url).key for links in table.values() for link in links} == {
+        "github.com/a/b", "github.com/c/d", "gitlab.com/x/y"}
+    # built again from the same dump: the table is reused, and its rejects reported again
+    again = open_archive(str(tmp_path))
+    reused = read_link_table(again, tmp_path / "links.sqlite", "digest")
+    assert reused.count() == 3 and len(again.rejects) == 1
+
+
+def test_list_pages_assembled_without_validation_serialise_as_validated_records(tmp_path):
+    urls = SiteUrls()
+    renderer = Renderer(urls, "2025-07-28T00:00:00+00:00", tmp_path, None, False)
+    listings = [PaperListing(slug=f"p{i}", title=f"T <{i}> é", date=None if i else "2020-01-01", authors=["A"],
+                             tasks=["X"], specimen=False, samples=0, ran=0, url=urls.paper(f"p{i}"),
+                             json_url=urls.paper_json(f"p{i}")) for i in range(3)]
+    paging = Paging(page=1, pages=1, page_size=1000, total=3, page_url="/papers/", json_url="/api/papers.json",
+                    prev=None, next=None, prev_page_url=None, next_page_url=None)
+    renderer.list_page(("papers", paging.model_dump_json(), [x.model_dump_json() for x in listings], None))
+    validated = PaperList(about=about(urls), schema_url=urls.schema("paper-list"), paging=paging, papers=listings)
+    assert (tmp_path / "api" / "papers.json").read_text() == validated.model_dump_json()
+
+
+def test_shards_pack_buckets_and_cut_the_large_ones():
+    buckets = [("aa", ["aa-1", "aa-2"]), ("ab", ["ab-1"]), ("ba", [f"ba-{i}" for i in range(7)]), ("zz", ["zz"])]
+    planned = search.plan(buckets, size=3)
+    assert [(s.buckets, s.papers, s.first_slug, s.last_slug) for s, _ in planned] == [
+        (["aa", "ab"], 3, "aa-1", "ab-1"), (["ba"], 3, "ba-0", "ba-2"), (["ba"], 3, "ba-3", "ba-5"),
+        (["ba", "zz"], 2, "ba-6", "zz")]
+    assert [slugs for _, slugs in planned][-1] == ["ba-6", "zz"]
