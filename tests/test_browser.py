@@ -5,7 +5,8 @@ search, and finds no console error. On a corpus with XSS payloads planted in arc
 authors, abstract, tasks, proceeding, URLs), a README, a docstring and a file path, it opens every
 page and finds that no payload ran, the escaped ones show as text, and search results stay inert.
 
-Needs Debian's `chromium` and `chromium-driver` (installed by .ci/run); skipped where they are absent.
+Needs Debian's `chromium` and `chromium-driver` (installed by .ci/run); skipped where they are absent,
+except under `PAPERPROOF_REQUIRE_BROWSER=1` (set by .ci/run), where their absence fails the module.
 One browser serves the whole module.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -25,9 +27,12 @@ from tests.test_archive import LINK, PAPER, write_dump
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+HAVE_BROWSER = Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()
+if os.environ.get("PAPERPROOF_REQUIRE_BROWSER") == "1" and not HAVE_BROWSER:
+    raise RuntimeError(f"PAPERPROOF_REQUIRE_BROWSER=1 but {CHROMIUM} or {CHROMEDRIVER} is missing "
+                       "(apt-get install chromium chromium-driver)")
 webdriver = pytest.importorskip("selenium.webdriver")
-pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-                                reason="needs Debian's chromium and chromium-driver (installed by .ci/run)")
+pytestmark = pytest.mark.skipif(not HAVE_BROWSER, reason="needs Debian's chromium and chromium-driver (installed by .ci/run)")
 
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402

@@ -8,8 +8,6 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
-
 from paperproof.build import pages as pages_module
 from paperproof.build import search as search_module
 from paperproof.build import site as site_module
@@ -77,6 +75,19 @@ def test_specimen_paper_shows_samples_data_map_and_repository_pages(bundled_site
     assert 'class="samples"' in text and 'href="/sample/' in text
     assert '<img src="/static/data-map.svg"' in text
     assert '<span class="badge official">official</span>' in text and "framework: " in text
+
+
+def test_the_repository_page_and_its_twin_list_the_same_samples(bundled_site):
+    twin = load_json(bundled_site / "repo" / "paperproof-specimens+dynamics-maps-fork.json")
+    text = (bundled_site / "repo" / "paperproof-specimens+dynamics-maps-fork" / "index.html").read_text()
+    rows = re.findall(r'<tr>\s*<td><a href="([^"]+)"><code>([^<]+)</code>.*?</tr>', text, re.S)
+    assert rows == [(s["url"], s["entry"]) for s in twin["samples"]]
+    for ref in twin["samples"]:  # each listing agrees with the sample's own record
+        sample = load_json(bundled_site / ref["json_url"].lstrip("/"))
+        assert {k: sample[k] for k in ("status", "contract_check", "metamorphic_tier", "fidelity")} == \
+            {k: ref[k] for k in ("status", "contract_check", "metamorphic_tier", "fidelity")}
+    assert any(ref["fidelity"] for ref in twin["samples"]) and any(ref["contract_check"] for ref in twin["samples"])
+    assert [p["url"] for p in twin["papers"]] == re.findall(r'<li><a href="(/paper/[^"]+)">', text)
 
 
 def test_sample_pages_show_code_only_when_the_licence_allows(bundled_site):

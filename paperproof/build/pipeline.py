@@ -8,15 +8,12 @@ staging directory and swapped in only when complete, so a failed build leaves th
 from __future__ import annotations
 
 import os
-import shutil
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from paperproof.build import contracts, fidelity, verdict
 from paperproof.build.progress import BuildSummary, bar
-from paperproof.build.publish import swap
 from paperproof.build.samples import link_behaviours, make_sample
 from paperproof.build.links import LinkTable, read_link_table
 from paperproof.build.manifest import input_files
@@ -214,9 +211,4 @@ def read_at(archive: Archive) -> str:
     return f"{day}T00:00:00+00:00"
 
 
-def publish(staging: Path, out: Path) -> None:
-    """Swap a complete staging tree in for the published one; the old tree is removed only after (`build.publish`)."""
-    swap(staging, out)
-
-
-__all__ = ["BuildConfig", "build", "publish", "Reject"]
+__all__ = ["BuildConfig", "build", "Reject"]

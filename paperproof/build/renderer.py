@@ -132,7 +132,9 @@ class Renderer:
         slug = repo_slug(record.host, record.repo)
         refs = [PaperRef(slug=s, title=t, url=urls.paper(s), repo_kind=kind) for s, t, kind in papers]
         sample_refs = [SampleRef(sample_id=s.sample_id, entry=s.entry, path=s.path, status=s.status,
-                                 url=urls.sample(s.sample_id)) for s in samples]
+                                 contract_check=s.contract_check, metamorphic_tier=s.metamorphic_tier,
+                                 fidelity=list(s.fidelity), url=urls.sample(s.sample_id),
+                                 json_url=urls.sample_json(s.sample_id)) for s in samples]
         twin = RepoTwin(
             url=record.url, repo=record.repo, host=record.host, source=record.source, reach=record.reach,
             licence=record.licence, licence_file=record.licence_file, commit=record.commit,
@@ -142,12 +144,10 @@ class Renderer:
         readme_html = None
         if readme is not None:
             readme_html = render.markdown_html(readme, link_base=record.file_url, image_base=raw_url(record))
-        listed = [sample_listing(s, urls) for s in samples]
         description = f"{record.repo}: licence {record.licence or 'not known'}, {len(samples)} samples."
         files = [self.page("repo.html", twin.page_url, twin.json_url, "repo",
                            seo.page_meta(twin.page_url, description, urls), record=twin,
-                           papers=[{"url": p.url, "title": p.title, "kind": p.repo_kind} for p in refs],
-                           samples=listed, readme_html=readme_html, vocabulary=STATUS_VOCABULARY,
+                           readme_html=readme_html, vocabulary=STATUS_VOCABULARY,
                            purpose=record.purpose, topic=record.topic),
                  self.write(twin.json_url, twin.model_dump_json())]
         for sample in samples:

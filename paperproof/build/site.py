@@ -51,7 +51,7 @@ from paperproof.build.pages import (
     SearchPage, SearchShard, StatusCount, StatusPage, TaskIndex, TaskListing, page_count,
 )
 from paperproof.build.progress import bar
-from paperproof.build.renderer import Renderer, RenderPool, default_jobs, raw_url, sample_listing
+from paperproof.build.renderer import Renderer, RenderPool, default_jobs, sample_listing
 from paperproof.build.twin import NON_AFFILIATION, safe_key
 from paperproof.build.urls import SiteUrls, file_for, repo_slug, task_key
 from paperproof.build.write import remove_file, sync_tree, write_file
@@ -873,12 +873,4 @@ def _link_tuple(link: Any) -> tuple:
             link.framework)
 
 
-def newest_first(papers: list[PaperListing]) -> list[PaperListing]:
-    """Newest paper date first, then slug; undated papers last."""
-    by_slug = sorted(papers, key=lambda p: p.slug)
-    return sorted((p for p in by_slug if p.date), key=lambda p: p.date or "", reverse=True) + \
-        [p for p in by_slug if not p.date]
-
-
-_raw_url = raw_url
-__all__ = ["SiteWriter", "dump_json", "newest_first", "record_schema"]
+__all__ = ["SiteWriter", "dump_json", "record_schema"]

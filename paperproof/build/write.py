@@ -43,15 +43,8 @@ def write_file(path: Path, content: str | bytes) -> None:
     The temporary name is fixed (`.<name>.part`): only one process ever writes a given path, and a
     leftover from a killed build is simply overwritten by the next one.
     """
-    data = content.encode("utf-8") if isinstance(content, str) else content
     tmp = path.with_name(f".{path.name}.part")
-    try:
-        handle = open(tmp, "wb")
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(tmp, "wb")
-    with handle:
-        handle.write(data)
+    write_new(tmp, content)
     os.replace(tmp, path)
 
 
@@ -60,7 +53,7 @@ def write_new(path: Path, content: str | bytes) -> None:
     data = content.encode("utf-8") if isinstance(content, str) else content
     try:
         handle = open(path, "wb")
-    except FileNotFoundError:
+    except FileNotFoundError:  # the first file of its directory: creating parents only then saves a stat per file
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = open(path, "wb")
     with handle:

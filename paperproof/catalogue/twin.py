@@ -165,11 +165,17 @@ class PaperRef(TwinModel):
 
 
 class SampleRef(TwinModel):
+    """A sample as its repository's page lists it: what it is, what it got, and where its own record is."""
+
     sample_id: str
     entry: str
     path: str
     status: str
+    contract_check: str | None
+    metamorphic_tier: str | None
+    fidelity: list[Fidelity]
     url: str
+    json_url: str
 
 
 class RepoTwin(TwinModel):
