@@ -215,13 +215,17 @@ def main() -> int:
 
     full = run(build_command(archive, work, args.jobs), cwd=work, env=env)
     print(full["output"].strip(), flush=True)
-    files = sum(len(names) for _, _, names in os.walk(work / "site"))
-    html_pages = sum(1 for _, _, names in os.walk(work / "site") for n in names if n == "index.html")
+    files = html_pages = size = 0
+    for folder, _, names in os.walk(work / "site"):
+        files += len(names)
+        html_pages += names.count("index.html")
+        size += sum(os.lstat(os.path.join(folder, n)).st_size for n in names)
     paper_pages = sum(1 for _ in (work / "site" / "paper").glob("*.json"))
     noop = run(build_command(archive, work, args.jobs), cwd=work, env=env)
     results = [
         ("full build", f"{full['wall']:.0f} s ({full['wall'] / 60:.1f} min), {full['cpu']:.0f} s CPU"),
         ("paper pages (+ JSON twin)", f"{paper_pages:,}"),
+        ("site on disk", f"{files:,} files, {size / 1e9:.2f} GB"),
         ("pages per second", f"{paper_pages / full['wall']:,.0f} paper pages/s "
                              f"({html_pages / full['wall']:,.0f} HTML pages/s, {files / full['wall']:,.0f} files/s of "
                              f"{files:,} files)"),

@@ -80,7 +80,7 @@ def _build(args: argparse.Namespace) -> int:
                          scheduler=args.scheduler, jobs=args.jobs, check=args.check)
     try:
         summary = build(config)
-    except (FileNotFoundError, NotADirectoryError) as exc:
+    except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
         print(f"paperproof: {exc}", file=sys.stderr)
         return 2
     for line in summary.lines():

@@ -119,3 +119,19 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert not any(p.name.endswith(".staging") for p in tmp_path.iterdir())
+
+
+def test_the_site_is_dated_by_its_inputs_or_source_date_epoch(monkeypatch):
+    from paperproof.build.pipeline import read_at
+    from paperproof.catalogue.archive import open_archive
+
+    archive = open_archive(None)
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    snapshots = [p.source.snapshot for p in archive.parts]
+    assert "2025-07-28" in snapshots  # the date of the archive slice; the specimens have no date
+    assert read_at(archive) == "2025-07-28T00:00:00+00:00"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    assert read_at(archive) == "2023-11-14T22:13:20+00:00"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    with pytest.raises(ValueError, match="SOURCE_DATE_EPOCH='yesterday' is not a count of seconds"):
+        read_at(archive)

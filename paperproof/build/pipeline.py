@@ -205,6 +205,9 @@ def read_at(archive: Archive) -> str:
     """The inputs' date: SOURCE_DATE_EPOCH when set, else the archive snapshot's date. Never the clock."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch:
+        if not epoch.isdigit():
+            raise ValueError(f"SOURCE_DATE_EPOCH={epoch!r} is not a count of seconds since 1970-01-01 UTC; "
+                             "unset it to date the site by its archive snapshot")
         return datetime.fromtimestamp(int(epoch), tz=timezone.utc).isoformat()
     dates = sorted(p.source.snapshot for p in archive.parts if p.source.snapshot[:4].isdigit())
     day = dates[-1] if dates else "1970-01-01"
