@@ -10,6 +10,15 @@ from paperproof import __version__
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "build":
+        return _build(args)
+    if args.command == "harvest":
+        return _harvest(args)
+    return _verify(args)
+
+
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paperproof", description="A static catalogue of papers and the code behind them, verified by running it.")
     parser.add_argument("--version", action="version", version=f"paperproof {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -47,13 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     h.add_argument("--retries", type=int, default=3, help="retries on 5xx, timeouts and broken answers (default: 3)")
     h.add_argument("--max-wait", type=float, default=300.0,
                    help="longest rate-limit wait in seconds before stopping to resume later (default: 300)")
-
-    args = parser.parse_args(argv)
-    if args.command == "build":
-        return _build(args)
-    if args.command == "harvest":
-        return _harvest(args)
-    return _verify(args)
+    return parser
 
 
 def _limit(text: str) -> tuple[str, float]:
