@@ -179,6 +179,12 @@ def hugo_site(archive: Path, folder: Path) -> int:
     return len(seen)
 
 
+def report(*rows: tuple[str, str]) -> None:
+    """Figures as soon as they are measured (a long run stopped midway keeps what it had)."""
+    for key, value in rows:
+        print(f"{key:<44}  {value}", flush=True)
+
+
 def fmt_mb(value: float) -> str:
     return f"{value / 2**20:,.0f} MB"
 
@@ -221,8 +227,7 @@ def main() -> int:
         html_pages += names.count("index.html")
         size += sum(os.lstat(os.path.join(folder, n)).st_size for n in names)
     paper_pages = sum(1 for _ in (work / "site" / "paper").glob("*.json"))
-    noop = run(build_command(archive, work, args.jobs), cwd=work, env=env)
-    results = [
+    report(
         ("full build", f"{full['wall']:.0f} s ({full['wall'] / 60:.1f} min), {full['cpu']:.0f} s CPU"),
         ("paper pages (+ JSON twin)", f"{paper_pages:,}"),
         ("site on disk", f"{files:,} files, {size / 1e9:.2f} GB"),
@@ -231,16 +236,17 @@ def main() -> int:
                              f"{files:,} files)"),
         ("peak memory", f"{fmt_mb(full['pss'])} PSS, {fmt_mb(full['rss'])} RSS summed over the build's "
                         f"{full['processes']} processes; largest single process {fmt_mb(full['maxrss'])}"),
-        ("no-op rebuild", f"{noop['wall']:.1f} s ({100 * noop['wall'] / full['wall']:.2f} % of the full build)"),
-    ]
+    )
+    noop = run(build_command(archive, work, args.jobs), cwd=work, env=env)
+    report(("no-op rebuild", f"{noop['wall']:.1f} s ({100 * noop['wall'] / full['wall']:.2f} % of the full build)"))
     if args.incremental:
         changed, dropped = synth_archive.mutate(archive, args.incremental, max(1, args.incremental // 2), seed=2)
         stamp.unlink()  # the archive on disk is no longer the generated one
         incremental = run(build_command(archive, work, args.jobs), cwd=work, env=env)
         line = next((x for x in incremental["output"].splitlines() if x.startswith("pages:")), "")
-        results.append((f"incremental rebuild ({len(changed)} edited, {len(dropped)} removed)",
-                        f"{incremental['wall']:.0f} s ({100 * incremental['wall'] / full['wall']:.1f} % of the full "
-                        f"build); {line}"))
+        report((f"incremental rebuild ({len(changed)} edited, {len(dropped)} removed)",
+                f"{incremental['wall']:.0f} s ({100 * incremental['wall'] / full['wall']:.1f} % of the full "
+                f"build); {line}"))
     if not args.no_hugo and shutil.which("hugo"):
         folder = work / "hugo"
         started = time.perf_counter()
@@ -249,18 +255,14 @@ def main() -> int:
         version = subprocess.run(["hugo", "version"], capture_output=True, text=True).stdout.strip()
         hugo = run(["hugo", "--quiet", "--destination", str(folder / "public")], cwd=folder)
         hugo_pages = sum(1 for _ in (folder / "public" / "paper").glob("*/index.json"))
-        results += [
+        report(
             ("Hugo", f"{version.split(' BuildDate')[0]}: {hugo['wall']:.0f} s for {hugo_pages:,} pages "
                      f"(+ JSON), {hugo_pages / hugo['wall']:,.0f} pages/s, peak {fmt_mb(hugo['rss'])} RSS"),
             ("paperproof / Hugo", f"{(paper_pages / full['wall']) / (hugo_pages / hugo['wall']):.2f}× Hugo's pages "
                                   "per second"),
-        ]
+        )
     elif not args.no_hugo:
-        results.append(("Hugo", "not installed (apt-get install hugo)"))
-    print()
-    width = max(len(k) for k, _ in results)
-    for key, value in results:
-        print(f"{key:<{width}}  {value}")
+        report(("Hugo", "not installed (apt-get install hugo)"))
     if not args.keep:
         for name in ("site", "hugo"):
             shutil.rmtree(work / name, ignore_errors=True)

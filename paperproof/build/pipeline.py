@@ -67,14 +67,20 @@ def build(config: BuildConfig) -> BuildSummary:
     # The site writer first: it forks the render processes before anything is read (see build.site).
     with SiteWriter(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
                     check=config.check, inputs=input_files(config.archive)) as site:
-        links = read_links(archive, *site.links_store())
-        repos = resolve_repositories(links, repository_source(config))
-        terms = collect_paper_terms(archive, links, repos)
-        select_entries(repos, terms, config.per_repo, summary)
-        run_and_judge(repos, config, summary)
-        summary.papers = site.write_papers(archive, links, repos)
-        site.write_repositories(repos)
-        site.write_indexes()
+        with summary.timed("links"):
+            links = read_links(archive, *site.links_store())
+        with summary.timed("repositories"):
+            repos = resolve_repositories(links, repository_source(config))
+        with summary.timed("samples"):
+            terms = collect_paper_terms(archive, links, repos)
+            select_entries(repos, terms, config.per_repo, summary)
+            run_and_judge(repos, config, summary)
+        with summary.timed("paper pages"):
+            summary.papers = site.write_papers(archive, links, repos)
+        with summary.timed("repository pages"):
+            site.write_repositories(repos)
+        with summary.timed("indexes and search"):
+            site.write_indexes()
     summary.rejects = archive.rejects + site.rejects
     summary.notes = site.notes
     summary.pages = dict(site.counts)

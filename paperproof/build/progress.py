@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -37,6 +39,15 @@ class BuildSummary:
     stale: list[str] = field(default_factory=list)  # `build --check`: the first units a build would change
     noop: bool = False  # the inputs were those of the published site: nothing was done
     check: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage (for the terminal, never the site)
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage] = time.perf_counter() - started
 
     def lines(self) -> list[str]:
         total = sum(self.samples.values())
@@ -72,4 +83,6 @@ class BuildSummary:
         for repo, path, reason in self.skipped_files[:10]:
             out.append(f"  skipped {repo}/{path}: {reason}")
         out.extend(self.notes)
+        if self.seconds:
+            out.append("time: " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in self.seconds.items()))
         return out
