@@ -91,7 +91,7 @@ class Sampler:
         self._thread.join()
 
 
-def run(command: list[str], *, cwd: Path | None = None, env: dict | None = None) -> dict:
+def run(command: list[str], *, cwd: Path | None = None, env: dict | None = None, check: bool = True) -> dict:
     started = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -100,12 +100,12 @@ def run(command: list[str], *, cwd: Path | None = None, env: dict | None = None)
     sampler.stop()
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
+    if proc.returncode != 0 and check:
         print(output, file=sys.stderr)
         raise SystemExit(f"{' '.join(command)} exited {proc.returncode}")
     return {"wall": wall, "rss": sampler.rss, "pss": sampler.pss, "maxrss": after.ru_maxrss * 1024,
             "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "processes": sampler.processes, "output": output}
+            "processes": sampler.processes, "output": output, "returncode": proc.returncode}
 
 
 def build_command(archive: Path, work: Path, jobs: int | None) -> list[str]:
@@ -253,14 +253,19 @@ def main() -> int:
         count = hugo_site(archive, folder)
         print(f"wrote {count:,} Hugo content files in {time.perf_counter() - started:.0f} s", flush=True)
         version = subprocess.run(["hugo", "version"], capture_output=True, text=True).stdout.strip()
-        hugo = run(["hugo", "--quiet", "--destination", str(folder / "public")], cwd=folder)
-        hugo_pages = sum(1 for _ in (folder / "public" / "paper").glob("*/index.json"))
-        report(
-            ("Hugo", f"{version.split(' BuildDate')[0]}: {hugo['wall']:.0f} s for {hugo_pages:,} pages "
-                     f"(+ JSON), {hugo_pages / hugo['wall']:,.0f} pages/s, peak {fmt_mb(hugo['rss'])} RSS"),
-            ("paperproof / Hugo", f"{(paper_pages / full['wall']) / (hugo_pages / hugo['wall']):.2f}× Hugo's pages "
-                                  "per second"),
-        )
+        hugo = run(["hugo", "--quiet", "--destination", str(folder / "public")], cwd=folder, check=False)
+        if hugo["returncode"] != 0:
+            killed = " (killed: out of memory)" if hugo["returncode"] == -9 else ""
+            report(("Hugo", f"{version.split(' BuildDate')[0]}: failed after {hugo['wall']:.0f} s with exit status "
+                            f"{hugo['returncode']}{killed}, at {fmt_mb(hugo['rss'])} RSS; no ratio at this size"))
+        else:
+            hugo_pages = sum(1 for _ in (folder / "public" / "paper").glob("*/index.json"))
+            report(
+                ("Hugo", f"{version.split(' BuildDate')[0]}: {hugo['wall']:.0f} s for {hugo_pages:,} pages "
+                         f"(+ JSON), {hugo_pages / hugo['wall']:,.0f} pages/s, peak {fmt_mb(hugo['rss'])} RSS"),
+                ("paperproof / Hugo", f"{(paper_pages / full['wall']) / (hugo_pages / hugo['wall']):.2f}× Hugo's "
+                                      "pages per second"),
+            )
     elif not args.no_hugo:
         report(("Hugo", "not installed (apt-get install hugo)"))
     if not args.keep:
