@@ -283,9 +283,17 @@ class SiteWriter:
         if len(self.stale) < STALE_SHOWN:
             self.stale.append(what)
 
+    def _unchanged(self, unit: str, value: bytes) -> bool:
+        """Mark `unit` as part of this build; True (counted as kept) when its digest equals the one on record."""
+        self._seen(unit)
+        previous = self._previous(unit)
+        if previous is not None and previous[0] == value:
+            self.counts["kept"] += 1
+            return True
+        return False
+
     def _emit(self, unit: str, files: dict[str, str | bytes | Callable[[], str | bytes]], inputs: bytes | None = None) -> None:
         """A unit rendered in this process: written when its digest (of `inputs`, else of its content) changed."""
-        self._seen(unit)
         if inputs is None:
             contents = {name: (c() if callable(c) else c) for name, c in files.items()}
             h = Digest(self.version)
@@ -295,9 +303,7 @@ class SiteWriter:
         else:
             contents = None
             value = Digest(self.version).add(inputs).digest()
-        previous = self._previous(unit)
-        if previous is not None and previous[0] == value:
-            self.counts["kept"] += 1
+        if self._unchanged(unit, value):
             return
         if self.check:
             self._stale(unit)
@@ -480,15 +486,12 @@ class SiteWriter:
             if record.readme and record.snapshot:
                 readme = (Path(record.snapshot) / record.readme).read_text(encoding="utf-8", errors="replace")
             unit = self._path(urls.repo(slug))
-            self._seen(unit)
             value = Digest(self.version, self._repo_digest(key, work), dump_json(papers), dump_json(sorted(titles.items())),
                            readme).digest()
-            previous = self._previous(unit)
-            if previous is not None and previous[0] == value:
-                self.counts["kept"] += 1
+            if self._unchanged(unit, value):
                 continue
             if self.check:
-                self._stale(f"repository {record.repo}" + (" (new)" if previous is None else ""))
+                self._stale(f"repository {record.repo}" + (" (new)" if self._previous(unit) is None else ""))
                 continue
             files = [self._path(urls.repo(slug)), self._path(urls.repo_json(slug))]
             for sample in work.samples:
@@ -604,15 +607,12 @@ class SiteWriter:
             page_rows = [row for _, row in zip(range(PAGE_SIZE), rows)]
             paging_json = paging.model_dump_json()
             unit = self._path(paging.page_url)
-            self._seen(unit)
             self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (paging.page_url,))
             h = Digest(self.version, kind, paging_json, dump_json(extra))
             for row in page_rows:
                 h.add(row)
             value = h.digest()
-            previous = self._previous(unit)
-            if previous is not None and previous[0] == value:
-                self.counts["kept"] += 1
+            if self._unchanged(unit, value):
                 continue
             chunk.append((unit, value, [unit, self._path(paging.json_url)], (kind, paging_json, page_rows, extra)))
             if len(chunk) >= LIST_CHUNK:
@@ -747,11 +747,8 @@ class SiteWriter:
                 last_slug = slug
             job.shards.append(search.Shard(number, names, last - first + 1, first_slug, last_slug))
             unit = self._path(self.urls.search_bundle(number)).removesuffix("index.html")
-            self._seen(unit)
             value = h.digest()
-            previous = self._previous(unit)
-            if previous is not None and previous[0] == value:
-                self.counts["kept"] += 1
+            if self._unchanged(unit, value):
                 continue
             changed[number] = (unit, value)
         job.todo = [(shard, [], *changed[shard.number]) for shard in job.shards if shard.number in changed]

@@ -4,9 +4,9 @@ Never writing in place matters beyond atomicity: a staging tree starts as hard l
 site (`publish.seed_staging`), so an in-place write would change the published file too. A rename
 gives the staged path a new inode and leaves the published one alone.
 
-`write_atomic` also fsyncs each file (the run cache wants every result durable on its own). The site
-is written with `durable=False`: one `sync_tree` before the staging tree is swapped in makes the
-whole tree durable at once, instead of a million fsyncs.
+`write_atomic` also fsyncs each file (the run cache wants every result durable on its own). Site files
+are written with `write_file`, which does not: one `sync_tree` before the staging tree is swapped in
+makes the whole tree durable at once, instead of a million fsyncs.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, content: str | bytes, *, durable: bool = True) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     """Replace `path` with `content` so that readers see the old file or the new one, never half."""
     data = content.encode("utf-8") if isinstance(content, str) else content
     try:
@@ -27,9 +27,8 @@ def write_atomic(path: Path, content: str | bytes, *, durable: bool = True) -> N
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
+            handle.flush()
+            os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
