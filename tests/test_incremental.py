@@ -5,6 +5,7 @@ same bytes as a clean build."""
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import signal
 import sqlite3
@@ -209,3 +210,34 @@ def test_incremental_and_clean_builds_are_byte_identical_with_search(tmp_path):
     build(BuildConfig(archive=source, out=clean, cache=None))
     assert identical(site, clean) == []
     assert (site / "pagefind" / "1" / "pagefind-entry.json").is_file()
+
+
+def test_search_shards_index_whole_buckets_in_place_and_slices_of_large_ones(tmp_path, monkeypatch):
+    monkeypatch.setattr(search_module, "SHARD_SIZE", 4)
+
+    def named(slug: str, i: int) -> dict:
+        return {**papers(i + 1)[i], "paper_url": f"https://paperswithcode.com/paper/{slug}", "title": slug}
+
+    rows = papers(9) + [named(s, i) for i, s in enumerate(["aa-one", "aa-two", "ab-one", "zz-one"])]
+    source = archive(tmp_path / "archive", rows)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+
+    def indexed() -> dict[str, int]:
+        record = json.loads((site / "search.json").read_text())
+        counts = {}
+        for number, shard in enumerate(record["shards"], start=1):
+            entry = json.loads((site / "pagefind" / str(number) / "pagefind-entry.json").read_text())
+            assert entry["languages"]["en"]["page_count"] == shard["papers"]
+            counts[f"{shard['first_slug']}..{shard['last_slug']}"] = shard["papers"]
+        return counts
+
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    assert indexed() == {"aa-one..ab-one": 3, "paper-0000..paper-0002": 3, "paper-0003..paper-0005": 3,
+                         "paper-0006..zz-one": 4}  # whole buckets, slices, and a slice with a whole bucket
+    rows = [r for r in rows if not r["paper_url"].endswith(("paper-0004", "aa-two"))]  # gone from two shards
+    archive(tmp_path / "archive", rows)
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    assert sum(indexed().values()) == len(rows) == 11
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None))
+    assert identical(site, clean) == []

@@ -166,17 +166,6 @@ def test_search_index_covers_every_paper(bundled_site):
     assert 'role="search"' in (bundled_site / "index.html").read_text()
 
 
-def test_search_shards_pack_buckets_up_to_the_limit(tmp_path):
-    docs = search_module.SearchDocuments(tmp_path / "docs")
-    for slug in ["aa-1", "aa-2", "ab-1", "b-1", "ba-1", "ba-2", "ba-3", "zz"]:
-        docs.add(slug, f"paper/{slug}/index.html", slug, [], [], None, None)
-    shards = docs.shards(size=3)
-    assert [(s.buckets, s.papers) for s in shards] == [(["aa", "ab"], 3), (["b_"], 1), (["ba"], 3), (["zz"], 1)]
-    assert [(s.first_slug, s.last_slug) for s in shards][0] == ("aa-1", "ab-1")
-    docs.close()
-    assert not (tmp_path / "docs").exists()
-
-
 def small_archive(directory: Path, n: int) -> str:
     papers = [{**PAPER, "paper_url": f"https://paperswithcode.com/paper/paper-{i}", "title": f"Paper {i}",
                "date": f"2021-01-0{i + 1}"} for i in range(n)]

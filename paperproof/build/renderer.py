@@ -70,11 +70,11 @@ class Renderer:
                           **context),
                 self.write(json_url, record.model_dump_json())]
 
-    def doc_path(self, slug: str) -> Path:
-        """The search document of a paper: `<docs>/<bucket of its path name>/<path name>.html`."""
+    def doc_path(self, page: str) -> Path:
+        """The search document of the paper whose page is the file `page` (`paper/<name>/index.html`):
+        `<docs>/<bucket of name>/<page>`, so a folder of whole buckets is a site Pagefind indexes in place."""
         assert self.docs is not None
-        name = self.path(self.urls.paper(slug)).split("/")[1]
-        return self.docs / search.bucket(name) / f"{name}.html"
+        return self.docs / search.bucket(page.split("/")[1]) / page
 
     # --- papers ---
 
@@ -119,7 +119,7 @@ class Renderer:
         doc = None
         if self.docs is not None:
             text = search.document(twin.title, list(twin.authors), tasks, twin.abstract, twin.date)
-            write_new(self.doc_path(slug), text)
+            write_new(self.doc_path(self.path(self.urls.paper(slug))), text)
             doc = Digest(text).hex()
         return ("ok", listing.model_dump_json(), feed, doc, ran)
 

@@ -4,27 +4,28 @@ Memory at archive scale. Pagefind holds an index in memory while it builds it, a
 with the pages. So:
 
 - only paper pages are indexed, and only four fields of each: for every paper a small search document
-  (`paper/<slug>/index.html` holding its title, authors, tasks and plain-text abstract) is written to a
-  scratch directory while the pages are written, instead of Pagefind reading the full pages;
-- the documents are bucketed by the first two characters of the slug, and consecutive buckets (in
-  sorted order) are packed into shards of at most `SHARD_SIZE` papers (`plan`; a bucket larger than a
-  shard is cut into consecutive slices). Pagefind holds about 95 KB per paper while it indexes (measured
-  on the synthetic archive of `bench/`), so a shard of 5,000 papers needs about 0.5 GB. Each shard is
-  indexed by its own Pagefind process (two at a time in a build), written to `pagefind/<n>/`, and indexed
-  again only when one of its papers' documents changed;
+  (title, authors, tasks and plain-text abstract) is written while its page is rendered, instead of
+  Pagefind reading the full pages;
+- the documents are bucketed by the first two characters of the page's name, each bucket a folder laid
+  out like the site (`<bucket>/paper/<name>/index.html`), and consecutive buckets (in sorted order) are
+  packed into shards of at most `SHARD_SIZE` papers (`plan_counts`; a bucket larger than a shard is cut
+  into consecutive slices). Pagefind holds about 95 KB per paper while it indexes (measured on the
+  synthetic archive of `bench/`), so a shard of 5,000 papers needs about 0.5 GB. Each shard is indexed
+  by its own Pagefind process (two at a time in a build), written to `pagefind/<n>/`, and indexed again
+  only when one of its papers' documents changed;
 - the search page loads the first shard with Pagefind's UI and merges the others (`mergeIndex`), so
   one query searches every shard.
 
-The documents go through Pagefind's Python API (`pagefind[bin]`, which runs the bundled binary), one
-`add_directory` call per shard (a folder of hard links to the shard's documents). When the binary is
-missing or fails, the site is built without search and the build summary says why.
+The documents go through Pagefind's Python API (`pagefind[bin]`, which runs the bundled binary): one
+`add_directory` call per bucket folder of a shard, in place, so the build links no files for them; only
+the slice of a bucket larger than a shard is gathered as hard links in a folder of its own. When the
+binary is missing or fails, the site is built without search and the build summary says why.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,43 +61,6 @@ class SearchResult:
 def bucket(slug: str) -> str:
     head = "".join(c if c.isalnum() else "_" for c in slug[:2].lower())
     return head or "_"
-
-
-class SearchDocuments:
-    """The scratch directory of search documents, written one paper at a time (nothing kept in memory)."""
-
-    def __init__(self, scratch: Path) -> None:
-        self.scratch = scratch
-        self.counts: dict[str, list[str]] = {}  # bucket -> [first slug, last slug, count] as strings
-        if scratch.exists():
-            shutil.rmtree(scratch)
-        scratch.mkdir(parents=True)
-
-    def add(self, slug: str, path: str, title: str, authors: list[str], tasks: list[str], abstract: str | None,
-            date: str | None) -> None:
-        """`path` is the page's file under the site root (`paper/<slug>/index.html`)."""
-        b = bucket(slug)
-        target = self.scratch / b / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(document(title, authors, tasks, abstract, date), encoding="utf-8")
-        entry = self.counts.setdefault(b, [slug, slug, "0"])
-        entry[0], entry[1], entry[2] = min(entry[0], slug), max(entry[1], slug), str(int(entry[2]) + 1)
-
-    def shards(self, size: int = SHARD_SIZE) -> list[Shard]:
-        out: list[Shard] = []
-        for b in sorted(self.counts):
-            first, last, n = self.counts[b][0], self.counts[b][1], int(self.counts[b][2])
-            if out and out[-1].papers + n <= size:
-                shard = out[-1]
-                shard.buckets.append(b)
-                shard.papers += n
-                shard.last_slug = max(shard.last_slug, last)
-            else:
-                out.append(Shard(len(out) + 1, [b], n, first, last))
-        return out
-
-    def close(self) -> None:
-        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def document(title: str, authors: list[str], tasks: list[str], abstract: str | None, date: str | None) -> str:
@@ -146,19 +110,21 @@ def plan(buckets: list[tuple[str, list[str]]], size: int = SHARD_SIZE) -> list[t
     return out
 
 
-def index_shards(sites: list[tuple[Path, Path]], concurrency: int = 1) -> None:
-    """Run Pagefind over each `(site directory, output directory)`, `concurrency` processes at a time.
-    Each output holds one shard's bundle, less the files this site does not use. Raises on failure."""
+def index_shards(sites: list[tuple[list[Path], Path]], concurrency: int = 1) -> None:
+    """Run Pagefind over each `(site folders, output directory)`, `concurrency` processes at a time: the
+    folders' pages (URLs relative to their folder) in one index, written to the output directory. Raises
+    on failure."""
     from pagefind.index import PagefindIndex
 
-    async def one(site: Path, output: Path, gate: asyncio.Semaphore) -> None:
+    async def one(folders: list[Path], output: Path, gate: asyncio.Semaphore) -> None:
         async with gate:
             async with PagefindIndex({"force_language": "en", "output_path": str(output.resolve())}) as index:
-                await index.add_directory(str(site.resolve()))
+                for folder in folders:
+                    await index.add_directory(str(folder.resolve()))
 
     async def index_all() -> None:
         gate = asyncio.Semaphore(max(1, concurrency))
-        await asyncio.gather(*(one(site, output, gate) for site, output in sites))
+        await asyncio.gather(*(one(folders, output, gate) for folders, output in sites))
 
     asyncio.run(index_all())
 
@@ -179,35 +145,3 @@ def binary() -> Path | None:
         return get_executable()
     except (FileNotFoundError, OSError):
         return None
-
-
-def build_index(documents: SearchDocuments, bundle_root: Path, size: int = SHARD_SIZE) -> SearchResult:
-    """Index every shard into `bundle_root/<n>/`; on any failure remove what was written and say why."""
-    shards = documents.shards(size)
-    if not shards:
-        return SearchResult(False, "no papers to index")
-    try:
-        from pagefind.index import PagefindIndex
-    except ImportError:
-        return SearchResult(False, "the pagefind package is not installed (pip install 'pagefind[bin]')")
-    if binary() is None:
-        return SearchResult(False, "no Pagefind binary found (pip install 'pagefind[bin]', or set PAGEFIND_BINARY_PATH)")
-
-    async def index_all() -> None:
-        for shard in shards:
-            output = str((bundle_root / str(shard.number)).resolve())
-            async with PagefindIndex({"force_language": "en", "output_path": output}) as index:
-                for b in shard.buckets:
-                    await index.add_directory(str((documents.scratch / b).resolve()))
-            # leaving the context wrote the shard to `output_path` and stopped its Pagefind process
-
-    try:
-        asyncio.run(index_all())
-    except Exception as exc:  # the binary's errors arrive as plain Exceptions from the service
-        shutil.rmtree(bundle_root, ignore_errors=True)
-        return SearchResult(False, f"Pagefind failed: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}")
-    for shard in shards:
-        directory = bundle_root / str(shard.number)
-        for name in UNUSED + (("pagefind-ui.js", "pagefind-ui.css") if shard.number > 1 else ()):
-            (directory / name).unlink(missing_ok=True)
-    return SearchResult(True, None, shards)

@@ -133,7 +133,8 @@ class SiteWriter:
             self.state = self.out.with_name(f".{self.out.name}.build")
             shutil.rmtree(self.state, ignore_errors=True)
             self._temporary = self.state
-        self.docs = self.state / "search-docs"
+        self.docs = self.state / "search-pages"
+        shutil.rmtree(self.state / "search-docs", ignore_errors=True)  # the flat layout of earlier versions
         self.about = about(self.urls)
         self.renderer = Renderer(self.urls, self.read_at, self.staging,
                                  self.docs if self.search_available else None, self.search_available)
@@ -375,6 +376,8 @@ class SiteWriter:
             self._send_papers(self._chunk)
         self.pool.drain()
         self.db.commit()
+        if not self.check:
+            self._search = self._start_search()  # Pagefind indexes while repository and list pages render
         return self.papers_written
 
     def _paper_block(self, block: list[tuple[Any, Any, str]], links: LinkTable | dict, repos: dict[str, RepoWork]) -> None:
@@ -398,7 +401,8 @@ class SiteWriter:
             value = h.digest()
             before = previous.get(unit)
             sort_keys = (slug, paper.title, paper.title.lower(), paper.date or None,
-                         int(source.row_kind == "specimen"), search.bucket(slug), json.dumps(list(paper.tasks)))
+                         int(source.row_kind == "specimen"), search.bucket(unit.split("/")[1]),
+                         json.dumps(list(paper.tasks)))
             if before is not None and before[0] == value and before[1] is not None:
                 listing, feed, doc, ran = json.loads(before[1])
                 self._add_paper(unit, sort_keys, listing, feed, doc, ran)
@@ -523,13 +527,12 @@ class SiteWriter:
             self._check_removed()
             return
         statuses = self._status_counts()
-        search_job = self._start_search()  # Pagefind runs while the render processes write the list pages
         try:
             self._write_lists()
             self._write_tasks()
             self.pool.drain()
         finally:
-            search_page = self._write_search(search_job)
+            search_page = self._write_search(self._search)
         self._write_index(statuses)
         self._write_statuses(statuses)
         self._write_attribution()
@@ -718,60 +721,58 @@ class SiteWriter:
                           fields=list(search.FIELDS), split=search.SPLIT, shards=shards)
 
     def _start_search(self) -> _SearchJob:
-        """Plan the Pagefind shards over the search documents and start indexing those whose documents changed
-        (in a thread that waits on the Pagefind processes); a shard whose documents did not change is kept."""
+        """Plan the Pagefind shards over the search documents and start indexing those whose documents changed,
+        in a thread that waits on the Pagefind processes while the build goes on; a shard whose documents did
+        not change is kept. Called once every paper is written."""
         job = _SearchJob()
         if not self.search_available:
             job.result = search.SearchResult(False, "no Pagefind binary found (pip install 'pagefind[bin]', or set "
                                                     "PAGEFIND_BINARY_PATH)")
             return job
+        self._remove_gone_documents()
         counts = self.db.execute("SELECT bucket, COUNT(*) FROM papers GROUP BY bucket ORDER BY bucket").fetchall()
         bounds = search.plan_counts(counts, search.SHARD_SIZE)
         if not bounds:
             job.result = search.SearchResult(False, "no papers to index")
             return job
-        query = "SELECT bucket, slug, doc FROM papers ORDER BY bucket, slug"
-        # First pass: each shard's digest (its papers and their documents), streamed in order.
-        rows = self.db.execute(query)
-        changed: dict[int, tuple[str, bytes]] = {}
+        sizes = dict(counts)
+        rows = self.db.execute("SELECT bucket, unit, slug, doc FROM papers ORDER BY bucket, slug")
+        sites = []
         for number, (first, last) in enumerate(bounds, start=1):
             h = Digest(self.version, str(number))
+            pages: list[str] = []
             names: list[str] = []
-            first_slug = last_slug = ""
-            for position in range(first, last + 1):
-                bucket_name, slug, doc = next(rows)
+            slugs: list[str] = []
+            for _ in range(first, last + 1):
+                bucket_name, page, slug, doc = next(rows)
                 if not names or names[-1] != bucket_name:
                     names.append(bucket_name)
                 h.add(bucket_name, slug, doc or "")
-                first_slug = first_slug or slug
-                last_slug = slug
-            job.shards.append(search.Shard(number, names, last - first + 1, first_slug, last_slug))
+                pages.append(page)
+                slugs.append(slug)
+            shard = search.Shard(number, names, len(pages), slugs[0], slugs[-1])
+            job.shards.append(shard)
             unit = self._path(self.urls.search_bundle(number)).removesuffix("index.html")
             value = h.digest()
             if self._unchanged(unit, value):
                 continue
-            changed[number] = (unit, value)
-        job.todo = [(shard, [], *changed[shard.number]) for shard in job.shards if shard.number in changed]
-        if not job.todo:
-            return job
-        self.manifest.mark_pending([(unit, [unit + "pagefind-entry.json"]) for _, _, unit, _ in job.todo])
-        job.work = self.state / "search-shards"
-        shutil.rmtree(job.work, ignore_errors=True)
-        # Second pass: a folder of hard links to the documents of each shard to index.
-        rows = self.db.execute(query)
-        for number, (first, last) in enumerate(bounds, start=1):
-            site = job.work / str(number)
-            for position in range(first, last + 1):
-                _, slug, _ = next(rows)
-                if number in changed:
-                    target = site / self._path(self.urls.paper(slug))
+            if sum(sizes[name] for name in names) == len(pages):  # whole buckets: indexed where they are
+                folders = [self.docs / name for name in names]
+            else:  # part of a bucket larger than a shard: a folder of hard links to its documents
+                folder = self.state / "search-shards" / str(number)
+                shutil.rmtree(folder, ignore_errors=True)
+                for page in pages:
+                    target = folder / page
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    os.link(self.renderer.doc_path(slug), target)
-        sites = []
-        for shard, _, unit, _ in job.todo:
+                    os.link(self.renderer.doc_path(page), target)
+                folders = [folder]
             output = self.staging / unit
             shutil.rmtree(output, ignore_errors=True)  # never write into files linked from the published site
-            sites.append((job.work / str(shard.number), output))
+            sites.append((folders, output))
+            job.todo.append((shard, unit, value))
+        if not job.todo:
+            return job
+        self.manifest.mark_pending([(unit, [unit + "pagefind-entry.json"]) for _, unit, _ in job.todo])
 
         def run() -> None:
             try:
@@ -783,19 +784,25 @@ class SiteWriter:
         job.thread.start()
         return job
 
+    def _remove_gone_documents(self) -> None:
+        """Before indexing: the search documents of papers this build does not have (gone from the archive, or
+        rejected this time), which would otherwise be indexed with their bucket."""
+        for unit, _, _ in self.manifest.units(self._table()):
+            if unit.startswith("paper/") and not self.db.execute("SELECT 1 FROM seen WHERE unit = ?", (unit,)).fetchone():
+                remove_file(self.renderer.doc_path(unit), self.docs)
+
     def _finish_search(self, job: _SearchJob) -> search.SearchResult:
         if job.result is not None:
             return job.result
         if job.thread is not None:
             job.thread.join()
-        if job.work is not None:
-            shutil.rmtree(job.work, ignore_errors=True)
+        shutil.rmtree(self.state / "search-shards", ignore_errors=True)
         if job.error is not None:
             shutil.rmtree(self.staging / "pagefind", ignore_errors=True)
             self.db.execute("DELETE FROM seen WHERE unit LIKE 'pagefind/%'")
             return search.SearchResult(False, f"Pagefind failed: {job.error}")
         done = []
-        for shard, _, unit, value in job.todo:
+        for shard, unit, value in job.todo:
             directory = self.staging / unit
             search.strip_bundle(directory, shard.number)
             files = sorted(p.relative_to(self.staging).as_posix() for p in directory.rglob("*") if p.is_file())
@@ -824,12 +831,9 @@ class SiteWriter:
         """Remove the units this build did not produce, mark the tree, swap it in, and commit the manifest."""
         gone = [(unit, files) for unit, _, files in self.manifest.units("stage_units")
                 if not self.db.execute("SELECT 1 FROM seen WHERE unit = ?", (unit,)).fetchone()]
-        for unit, files in gone:
+        for _, files in gone:
             for name in files:
                 remove_file(self.staging / name, self.staging)
-            if unit.startswith("paper/"):
-                name = unit.split("/")[1]
-                remove_file(self.docs / search.bucket(name) / f"{name}.html", self.docs)
         self.manifest.remove(unit for unit, _ in gone)
         self.counts["removed"] = len(gone)
         tree = self.manifest.tree_id()
@@ -859,8 +863,7 @@ class _SearchJob:
     def __init__(self) -> None:
         self.result: search.SearchResult | None = None
         self.shards: list[search.Shard] = []
-        self.todo: list[tuple[search.Shard, list[str], str, bytes]] = []
-        self.work: Path | None = None
+        self.todo: list[tuple[search.Shard, str, bytes]] = []
         self.thread: threading.Thread | None = None
         self.error: str | None = None
 
