@@ -211,7 +211,7 @@ def main() -> int:
         synth_archive.generate(archive, args.papers, links, 1)
         stamp.write_text(json.dumps(wanted))
         print(f"generated the synthetic archive in {time.perf_counter() - started:.0f} s", flush=True)
-    for name in ("site", "cache", ".site.staging", ".site.build"):
+    for name in ("site", "cache", ".site.staging", ".site.build", ".site.previous"):
         shutil.rmtree(work / name, ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cores = len(os.sched_getaffinity(0))
@@ -269,7 +269,7 @@ def main() -> int:
     elif not args.no_hugo:
         report(("Hugo", "not installed (apt-get install hugo)"))
     if not args.keep:
-        for name in ("site", "hugo"):
+        for name in ("site", ".site.previous", "hugo"):
             shutil.rmtree(work / name, ignore_errors=True)
     return 0
 

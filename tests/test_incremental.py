@@ -241,3 +241,37 @@ def test_search_shards_index_whole_buckets_in_place_and_slices_of_large_ones(tmp
     clean = tmp_path / "clean"
     build(BuildConfig(archive=source, out=clean, cache=None))
     assert identical(site, clean) == []
+
+
+def test_the_replaced_tree_is_patched_into_the_next_build_instead_of_copied(tmp_path, no_search):
+    rows = papers(12)
+    source = archive(tmp_path / "archive", rows)
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    kept = tmp_path / ".site.previous"
+
+    def rebuild(changed_rows: list[dict], sentinel: bool) -> None:
+        """Build with a file no build writes planted in the kept tree; it reaches the site when that tree does."""
+        (kept / "planted").write_text("")
+        archive(tmp_path / "archive", changed_rows)
+        build(BuildConfig(archive=source, out=site, cache=cache))
+        assert (site / "planted").exists() == sentinel
+        (site / "planted").unlink(missing_ok=True)
+        clean = tmp_path / "clean"
+        build(BuildConfig(archive=source, out=clean, cache=None))
+        assert identical(site, clean) == []
+
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    assert not kept.exists()  # a first build replaces nothing worth keeping
+    first_tree = json.loads((site / MARKER).read_text())["tree"]
+    rows[3] = {**rows[3], "title": "Retitled"}
+    archive(tmp_path / "archive", rows)
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    assert json.loads((kept / MARKER).read_text())["tree"] == first_tree  # the replaced tree, kept
+
+    rows = [{**rows[0], "abstract": "Edited."}] + rows[1:5] + rows[6:]  # one edited, one removed
+    rebuild(rows, sentinel=True)  # the kept tree, patched, is the site now
+    assert not (site / "paper" / "paper-0005").exists()
+
+    (kept / MARKER).write_text('{"tree": "someone else\'s"}')  # not the tree the manifest says it replaced
+    rows[1] = {**rows[1], "title": "Again"}
+    rebuild(rows, sentinel=False)  # ... so it is discarded, and the staging tree seeded from the site

@@ -226,6 +226,25 @@ class Manifest:
         self.db.executemany("DELETE FROM stage_units WHERE unit = ?", [(u,) for u in units])
         self.db.commit()
 
+    def record_changes(self) -> None:
+        """Table `changed`: every file that differs between the published tree (`site_units`) and the staging
+        tree (`stage_units`): the files, old and new, of each unit added, removed, or with another digest."""
+        self.db.execute("DROP TABLE IF EXISTS changed")
+        self.db.execute("CREATE TABLE changed (path TEXT PRIMARY KEY)")
+        rows = self.db.execute(
+            "SELECT s.files, o.files FROM stage_units s LEFT JOIN site_units o ON o.unit = s.unit "
+            "WHERE o.unit IS NULL OR s.hash IS NULL OR o.hash IS NOT s.hash "
+            "UNION ALL SELECT o.files, NULL FROM site_units o WHERE NOT EXISTS "
+            "(SELECT 1 FROM stage_units s WHERE s.unit = o.unit)")
+        self.db.executemany("INSERT OR IGNORE INTO changed VALUES (?)",
+                            ((name,) for new, old in rows for files in (new, old) if files
+                             for name in files.split("\n") if name))
+        self.db.execute("INSERT OR IGNORE INTO changed VALUES (?)", (MARKER,))
+
+    def changed(self) -> Iterator[str]:
+        for (name,) in self.db.execute("SELECT path FROM changed ORDER BY path"):
+            yield name
+
     def tree_id(self, table: str = "stage_units") -> str:
         h = Digest()
         for unit, value in self.db.execute(f"SELECT unit, hash FROM {table} ORDER BY unit"):

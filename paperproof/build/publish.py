@@ -6,7 +6,12 @@
   files behind the links are never touched.
 - `swap` exchanges the two trees in one `renameat2(RENAME_EXCHANGE)` where the kernel and filesystem
   allow it: readers see the old tree or the new one, never neither. Elsewhere it falls back to two
-  renames (the published name is missing for a moment in between).
+  renames (the published name is missing for a moment in between). The replaced tree is kept beside
+  the site (`previous`) when the caller asks.
+- `patch_previous` makes the kept tree the next build's staging tree: it differs from the published
+  one only in the files the last build changed, so bringing it up to date costs one `link()` or
+  `unlink()` per changed file, where seeding a new staging tree costs one per file of the site (and
+  deleting the replaced tree as many again).
 - A build that stops anywhere before the swap leaves the published tree as it was.
 """
 
@@ -16,7 +21,10 @@ import ctypes
 import errno
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
+
+from paperproof.build.write import link_over, remove_file
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -62,19 +70,41 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(error, os.strerror(error), str(a))
 
 
-def swap(staging: Path, out: Path) -> None:
-    """Publish `staging` as `out`; the previous tree is removed only after the new one is in place."""
-    previous = out.with_name(f".{out.name}.previous")
-    if previous.exists():
-        shutil.rmtree(previous)
+def previous(out: Path) -> Path:
+    """Where the tree replaced by the last swap is kept."""
+    return out.with_name(f".{out.name}.previous")
+
+
+def swap(staging: Path, out: Path, *, keep: bool = False) -> None:
+    """Publish `staging` as `out`; the replaced tree is kept at `previous(out)` with `keep`, else removed
+    after the new one is in place."""
+    old = previous(out)
+    if old.exists():
+        shutil.rmtree(old)
     if out.exists() and _exchange(staging, out):
-        staging.rename(previous)  # the old tree, now at the staging path
+        staging.rename(old)  # the old tree, now at the staging path
     else:
         if out.exists():
-            out.rename(previous)
+            out.rename(old)
         staging.rename(out)
-    if previous.exists():
-        shutil.rmtree(previous)
+    if old.exists() and not keep:
+        shutil.rmtree(old)
+
+
+def patch_previous(out: Path, staging: Path, changed: Iterable[str]) -> int:
+    """Move the kept previous tree to `staging` and make it a copy of `out` (hard links), given every path
+    that differs between the two: each is linked from `out` where it exists there, else removed. Returns
+    the number of paths patched."""
+    previous(out).rename(staging)
+    count = 0
+    for name in changed:
+        source, target = out / name, staging / name
+        if source.is_file():
+            link_over(source, target)
+        else:
+            remove_file(target, staging)
+        count += 1
+    return count
 
 
 def discard(path: Path) -> None:

@@ -74,7 +74,7 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # autolink). Text it does not match skips the parser; the result is the parser's own
 # (tests/test_scale.py holds them to the same output). The parser, when needed, is built once per
 # process and reset between texts, and the last results are kept: a paper's abstract is converted once
-# for its page, its description and its search document.
+# for its page, its description and its feed entry.
 _NOT_PROSE = re.compile(
     r"^(?:[ \t#>+=~<-]|\d+[.)]|[^\S\n])|[^\S\n]$|[\x00-\x09\x0b-\x1f\x7f*`\[\]|]"
     r"|\\(?:[\\`*_{}\[\]()>#+\-.!|\n]|$)|(?<!\w)_|_(?!\w)|&(?:#|\w+;)|<(?![ \d=-])", re.MULTILINE)
@@ -127,11 +127,16 @@ def plain_text(text: str | None, limit: int = 300) -> str:
     """A one-line plain-text excerpt of Markdown (for descriptions): markup characters dropped, cut at a word."""
     if not text:
         return ""
-    flat = nh3.clean(_markdown(text, "plain"), tags=set())
-    flat = " ".join(html_unescape(flat).split())
+    flat = _flat(text)
     if len(flat) <= limit:
         return flat
     return flat[:limit].rsplit(" ", 1)[0] + "…"
+
+
+@lru_cache(maxsize=8)
+def _flat(text: str) -> str:
+    """Markdown as one line of plain text (kept: a paper's description and its feed entry use the same)."""
+    return " ".join(html_unescape(nh3.clean(_markdown(text, "plain"), tags=set())).split())
 
 
 def http_url(value: str | None) -> str | None:
@@ -188,6 +193,7 @@ def environment(urls: SiteUrls) -> Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # templates are package files: no up-to-date check per page rendered
     )
     env.globals["urls"] = urls
     env.filters["http_url"] = http_url

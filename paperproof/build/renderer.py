@@ -28,20 +28,20 @@ from paperproof.build.manifest import Digest
 from paperproof.build.pages import Paging, PaperList, PaperListing, RepoList, RepoListing, SampleListing, TaskPage
 from paperproof.build.twin import TwinContext, about, paper_twin, safe_key
 from paperproof.build.urls import SiteUrls, file_for, repo_slug
-from paperproof.build.write import write_file, write_new
+from paperproof.build.write import link_over, write_file, write_new
 from paperproof.catalogue.archive_rows import PaperRow
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 from paperproof.catalogue.twin import PaperRef, RepoTwin, SampleRef
 
 
 class Renderer:
-    """Renders pages and twins into `root` (the staging tree) and search documents into `docs`."""
+    """Renders pages and twins into `root` (the staging tree), and links paper pages into `docs` for search."""
 
     def __init__(self, urls: SiteUrls, read_at: str, root: Path, docs: Path | None, search_available: bool) -> None:
         self.urls = urls
         self.read_at = read_at
         self.root = root
-        self.docs = docs  # None: no search documents (no Pagefind)
+        self.docs = docs  # None: no search (no Pagefind)
         self.ctx = TwinContext(urls=urls, read_at=read_at)
         self.about = about(urls)
         self.env = render.environment(urls)
@@ -98,10 +98,10 @@ class Renderer:
             metrics = {f.metric for s in twin.verification.samples for f in (s.fidelity or [])}
             data_map = self.urls.static("data-map.svg") if datamap.shows_data_map(metrics) else None
             arxiv = bool(twin.arxiv_id) or "arxiv.org/" in (twin.url_abs or "")
-            self.page("paper.html", twin.url, twin.verification.json_url, "paper", seo.paper_meta(twin, self.urls),
-                      twin=twin, repos=repo_pages, data_map=data_map, arxiv=arxiv,
-                      abstract_html=render.markdown_html(twin.abstract),
-                      bibtex=render.bibtex(slug, twin.title, twin.authors, year, twin.url_abs))
+            page = self.page("paper.html", twin.url, twin.verification.json_url, "paper",
+                             seo.paper_meta(twin, self.urls), twin=twin, repos=repo_pages, data_map=data_map,
+                             arxiv=arxiv, abstract_html=render.markdown_html(twin.abstract),
+                             bibtex=render.bibtex(slug, twin.title, twin.authors, year, twin.url_abs))
             self.write(twin.verification.json_url, twin.to_json())
         except (ValidationError, ValueError, KeyError) as exc:
             return ("reject", f"paper record could not be assembled: {str(exc).splitlines()[0][:200]}",
@@ -117,10 +117,9 @@ class Renderer:
             feed = json.dumps([slug, twin.title, list(twin.authors), twin.date, listing.url,
                                render.plain_text(twin.abstract), listing.samples, ran], ensure_ascii=False)
         doc = None
-        if self.docs is not None:
-            text = search.document(twin.title, list(twin.authors), tasks, twin.abstract, twin.date)
-            write_new(self.doc_path(self.path(self.urls.paper(slug))), text)
-            doc = Digest(text).hex()
+        if self.docs is not None:  # the page itself is the search document (its marked parts are indexed)
+            link_over(self.root / page, self.doc_path(page))
+            doc = Digest(twin.title, json.dumps([list(twin.authors), tasks]), twin.abstract, twin.date).hex()
         return ("ok", listing.model_dump_json(), feed, doc, ran)
 
     # --- repositories and samples ---

@@ -3,33 +3,30 @@
 Memory at archive scale. Pagefind holds an index in memory while it builds it, and the memory grows
 with the pages. So:
 
-- only paper pages are indexed, and only four fields of each: for every paper a small search document
-  (title, authors, tasks and plain-text abstract) is written while its page is rendered, instead of
-  Pagefind reading the full pages;
-- the documents are bucketed by the first two characters of the page's name, each bucket a folder laid
-  out like the site (`<bucket>/paper/<name>/index.html`), and consecutive buckets (in sorted order) are
-  packed into shards of at most `SHARD_SIZE` papers (`plan_counts`; a bucket larger than a shard is cut
+- only paper pages are indexed, and only four fields of each: the page marks its title, authors, tasks
+  and abstract (`data-pagefind-body`), so Pagefind indexes those and nothing else of it;
+- the pages are bucketed by the first two characters of their name: as it is written, each is hard-linked
+  into a folder of its bucket laid out like the site (`<bucket>/paper/<name>/index.html`, so Pagefind
+  gives it its URL), outside the site (a link costs far less than a file). Consecutive buckets (in
+  sorted order) are packed into shards of at most `SHARD_SIZE` papers (`plan_counts`; a bucket larger than a shard is cut
   into consecutive slices). Pagefind holds about 95 KB per paper while it indexes (measured on the
   synthetic archive of `bench/`), so a shard of 5,000 papers needs about 0.5 GB. Each shard is indexed
   by its own Pagefind process (two at a time in a build), written to `pagefind/<n>/`, and indexed again
-  only when one of its papers' documents changed;
+  only when the indexed fields of one of its papers changed;
 - the search page loads the first shard with Pagefind's UI and merges the others (`mergeIndex`), so
   one query searches every shard.
 
-The documents go through Pagefind's Python API (`pagefind[bin]`, which runs the bundled binary): one
-`add_directory` call per bucket folder of a shard, in place, so the build links no files for them; only
-the slice of a bucket larger than a shard is gathered as hard links in a folder of its own. When the
+The pages go through Pagefind's Python API (`pagefind[bin]`, which runs the bundled binary): one
+`add_directory` call per bucket folder of a shard; only the slice of a bucket larger than a shard is
+gathered as hard links in a folder of its own. When the
 binary is missing or fails, the site is built without search and the build summary says why.
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from paperproof.build.render import plain_text
 
 SHARD_SIZE = 5_000  # Pagefind holds about 95 KB per paper while it indexes: about 0.5 GB per shard
 FIELDS = ["title", "authors", "tasks", "abstract"]
@@ -61,19 +58,6 @@ class SearchResult:
 def bucket(slug: str) -> str:
     head = "".join(c if c.isalnum() else "_" for c in slug[:2].lower())
     return head or "_"
-
-
-def document(title: str, authors: list[str], tasks: list[str], abstract: str | None, date: str | None) -> str:
-    """The search document of one paper: its title, authors, tasks and plain-text abstract, nothing else."""
-    e = html.escape
-    date_meta = f'<span data-pagefind-meta="date:{e(date)}"></span>' if date else ""
-    return ('<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f"<title>{e(title)}</title></head><body>"
-            f"<h1>{e(title)}</h1>{date_meta}"
-            f'<p data-pagefind-meta="authors">{e(", ".join(authors))}</p>'
-            f'<p data-pagefind-meta="tasks">{e(", ".join(tasks))}</p>'
-            f"<p>{e(plain_text(abstract, limit=4000))}</p>"
-            "</body></html>")
 
 
 def plan_counts(counts: list[tuple[str, int]], size: int = SHARD_SIZE) -> list[tuple[int, int]]:

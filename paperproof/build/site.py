@@ -261,12 +261,26 @@ class SiteWriter:
         m.set("stage_seeded", "1" if self.site_ok else "0")
         self.pool.fresh = not self.site_ok
         m.commit()
-        if self.site_ok:
-            publish.seed_staging(self.out, self.staging)
-        else:
+        if not self.site_ok:
             self.staging.mkdir(parents=True)
+        elif not self._recycle():
+            publish.seed_staging(self.out, self.staging)
         m.set("stage_ready", "1")
         m.commit()
+
+    def _recycle(self) -> bool:
+        """Make the tree the last build replaced (kept beside the site) the staging tree, patched to equal the
+        published one, when it is the tree the manifest says was replaced; else discard it."""
+        m = self.manifest
+        kept = publish.previous(self.out)
+        if not kept.is_dir():
+            return False
+        replaced = m.get("replaced_tree")
+        if replaced is None or m.get("replaced_by") != m.get("site_tree") or read_marker(kept).get("tree") != replaced:
+            publish.discard(kept)
+            return False
+        publish.patch_previous(self.out, self.staging, m.changed())
+        return True
 
     def _table(self) -> str:
         return "site_units" if self.check else "stage_units"
@@ -843,11 +857,19 @@ class SiteWriter:
         summary = {"papers": self.papers_written, "notes": self.notes,
                    "rejects": [r.model_dump(mode="json") for r in self._all_rejects()]}
         m = self.manifest
+        # With a cache, and a staging tree that began as the published one, the tree this build replaces is
+        # kept: it differs from the new one only in the files listed here, so the next build patches it
+        # into its staging tree instead of linking every file of the site again.
+        keep = self._temporary is None and m.get("stage_seeded") == "1"
+        if keep:
+            m.record_changes()
+        m.set("replaced_tree", m.get("site_tree") if keep else None)
+        m.set("replaced_by", tree if keep else None)
         m.set("pending_tree", tree)
         m.set("pending_inputs", self._inputs)
         m.set("pending_summary", dump_json(summary))
         m.commit()
-        publish.swap(self.staging, self.out)
+        publish.swap(self.staging, self.out, keep=keep)
         m.promote()
         m.set("site_tree", tree)
         m.set("site_inputs", self._inputs)

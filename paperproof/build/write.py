@@ -59,6 +59,18 @@ def write_new(path: Path, content: str | bytes) -> None:
         handle.write(data)
 
 
+def link_over(source: Path, target: Path) -> None:
+    """`target` as a hard link to `source`, replacing whatever was there in one rename."""
+    part = target.with_name(f".{target.name}.part")
+    try:
+        part.unlink(missing_ok=True)
+        os.link(source, part)
+    except FileNotFoundError:  # the first file of its directory
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.link(source, part)
+    os.replace(part, target)
+
+
 def remove_file(path: Path, root: Path) -> None:
     """Remove `path` and then every parent directory left empty by it, up to (not including) `root`."""
     try:
