@@ -4,8 +4,9 @@
    links by default) is generated once into the work folder (not timed).
 2. Full build: `paperproof build --archive … --out site --cache cache` from nothing, in a child process.
 3. No-op rebuild: the same command again, nothing changed.
-4. Incremental rebuild (`--incremental N`): N papers' abstracts edited and N/2 papers removed from the
-   dump, then the same command.
+4. Incremental rebuilds (`--incremental N`), twice: N papers' abstracts edited and N/2 papers removed
+   from the dump, then the same command. The first seeds its staging tree from the site; the second
+   patches the tree the first one replaced, as every later build does.
 5. Hugo (Debian package `hugo`): one content file per paper (front matter with title, date, authors,
    tasks and links, the abstract as Markdown body), minimal layouts giving each paper an HTML page and a
    JSON twin (output formats), `hugo` timed on them.
@@ -239,14 +240,20 @@ def main() -> int:
     )
     noop = run(build_command(archive, work, args.jobs), cwd=work, env=env)
     report(("no-op rebuild", f"{noop['wall']:.1f} s ({100 * noop['wall'] / full['wall']:.2f} % of the full build)"))
-    if args.incremental:
-        changed, dropped = synth_archive.mutate(archive, args.incremental, max(1, args.incremental // 2), seed=2)
-        stamp.unlink()  # the archive on disk is no longer the generated one
+    # Two incremental rebuilds: the first seeds its staging tree with hard links of the whole site (the
+    # full build kept no replaced tree); the second, like every later one, patches the tree the first
+    # replaced.
+    for round_, how in ((1, "seeds its staging tree from the site"), (2, "patches the tree the last build replaced")):
+        if not args.incremental:
+            break
+        changed, dropped = synth_archive.mutate(archive, args.incremental, max(1, args.incremental // 2),
+                                                seed=1 + round_)
+        stamp.unlink(missing_ok=True)  # the archive on disk is no longer the generated one
         incremental = run(build_command(archive, work, args.jobs), cwd=work, env=env)
-        line = next((x for x in incremental["output"].splitlines() if x.startswith("pages:")), "")
-        report((f"incremental rebuild ({len(changed)} edited, {len(dropped)} removed)",
+        lines = [x for x in incremental["output"].splitlines() if x.startswith(("pages:", "time:"))]
+        report((f"incremental rebuild {round_} ({len(changed)} edited, {len(dropped)} removed)",
                 f"{incremental['wall']:.0f} s ({100 * incremental['wall'] / full['wall']:.1f} % of the full "
-                f"build); {line}"))
+                f"build), {how}; {'; '.join(lines)}"))
     if not args.no_hugo and shutil.which("hugo"):
         folder = work / "hugo"
         started = time.perf_counter()
