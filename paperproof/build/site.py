@@ -16,8 +16,8 @@ At archive scale (576,261 papers, 300,161 links) the writer:
   (`build.renderer`), which write the files and send back the small rows the indexes need, in order;
 - is incremental: each unit of the site (a paper's page and twin, a list page, a search shard…) has the
   digest of its inputs in the manifest (`build.manifest`); a unit whose digest did not change is not
-  rendered again, since its files are already in the staging tree (hard links of the published site),
-  and the files of units that are gone (papers that left the archive) are removed. When the digest of
+  rendered again, since its files are already in the staging tree (the tree the last build replaced,
+  patched with the files that build changed, or else hard links of the published site), and the files of units that are gone (papers that left the archive) are removed. When the digest of
   every input together equals the published site's, there is nothing to do at all;
 - publishes atomically: the staging tree is swapped in only when complete (`build.publish`). A build
   that fails or is killed leaves the published site as it was, and the next build resumes the staging
@@ -118,6 +118,7 @@ class SiteWriter:
         self._digests: dict[str, bytes] = {}
         self._sources: dict[int, str] = {}
         self._temporary: Path | None = None
+        self._search: _SearchJob | None = None  # started once the papers are written
 
     # --- lifecycle ---
 
