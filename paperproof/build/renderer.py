@@ -71,8 +71,8 @@ class Renderer:
                 self.write(json_url, record.model_dump_json())]
 
     def doc_path(self, page: str) -> Path:
-        """The search document of the paper whose page is the file `page` (`paper/<name>/index.html`):
-        `<docs>/<bucket of name>/<page>`, so a folder of whole buckets is a site Pagefind indexes in place."""
+        """Where search links the paper page that is the file `page` (`paper/<name>/index.html`):
+        `<docs>/<bucket of name>/<page>`, so the folder of a bucket is a site Pagefind indexes in place."""
         assert self.docs is not None
         return self.docs / search.bucket(page.split("/")[1]) / page
 

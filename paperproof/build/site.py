@@ -17,8 +17,9 @@ At archive scale (576,261 papers, 300,161 links) the writer:
 - is incremental: each unit of the site (a paper's page and twin, a list page, a search shard…) has the
   digest of its inputs in the manifest (`build.manifest`); a unit whose digest did not change is not
   rendered again, since its files are already in the staging tree (the tree the last build replaced,
-  patched with the files that build changed, or else hard links of the published site), and the files of units that are gone (papers that left the archive) are removed. When the digest of
-  every input together equals the published site's, there is nothing to do at all;
+  patched with the files that build changed, or else hard links of the published site), and the files
+  of units that are gone (papers that left the archive) are removed. When the digest of every input
+  together equals the published site's, there is nothing to do at all;
 - publishes atomically: the staging tree is swapped in only when complete (`build.publish`). A build
   that fails or is killed leaves the published site as it was, and the next build resumes the staging
   tree from the manifest;
@@ -736,9 +737,9 @@ class SiteWriter:
                           fields=list(search.FIELDS), split=search.SPLIT, shards=shards)
 
     def _start_search(self) -> _SearchJob:
-        """Plan the Pagefind shards over the search documents and start indexing those whose documents changed,
-        in a thread that waits on the Pagefind processes while the build goes on; a shard whose documents did
-        not change is kept. Called once every paper is written."""
+        """Plan the Pagefind shards over the paper pages and start indexing those whose papers' indexed fields
+        changed, in a thread that waits on the Pagefind processes while the build goes on; a shard whose
+        papers did not change is kept. Called once every paper is written."""
         job = _SearchJob()
         if not self.search_available:
             job.result = search.SearchResult(False, "no Pagefind binary found (pip install 'pagefind[bin]', or set "
@@ -800,8 +801,8 @@ class SiteWriter:
         return job
 
     def _remove_gone_documents(self) -> None:
-        """Before indexing: the search documents of papers this build does not have (gone from the archive, or
-        rejected this time), which would otherwise be indexed with their bucket."""
+        """Before indexing: the links to the pages of papers this build does not have (gone from the archive,
+        or rejected this time), which would otherwise be indexed with their bucket."""
         for unit, _, _ in self.manifest.units(self._table()):
             if unit.startswith("paper/") and not self.db.execute("SELECT 1 FROM seen WHERE unit = ?", (unit,)).fetchone():
                 remove_file(self.renderer.doc_path(unit), self.docs)
