@@ -9,7 +9,9 @@
    patches the tree the first one replaced, as every later build does.
 5. Hugo (Debian package `hugo`): one content file per paper (front matter with title, date, authors,
    tasks and links, the abstract as Markdown body), minimal layouts giving each paper an HTML page and a
-   JSON twin (output formats), `hugo` timed on them.
+   JSON twin (output formats), `hugo` timed on them; then Pagefind over Hugo's output, its pages marked
+   for the same four fields paperproof's search indexes, as a Hugo site gets search: a second ratio for
+   the same pages with the same search.
 
 Memory: a sampler reads every process of the build's tree twice a second and reports the peak of the
 sum of their RSS (an upper bound: pages shared between forked processes count in each) and of their
@@ -133,13 +135,13 @@ HUGO_SINGLE = """<!doctype html>
 <meta name="description" content="{{ .Summary | plainify | truncate 300 }}">
 {{ range .Params.authors }}<meta name="citation_author" content="{{ . }}">{{ end }}
 <link rel="alternate" type="application/json" href="{{ .RelPermalink }}index.json"></head>
-<body><main><h1>{{ .Title }}</h1>
-<dl><dt>Authors</dt><dd>{{ delimit .Params.authors ", " }}</dd>
-{{ with .Params.date_text }}<dt>Date</dt><dd>{{ . }}</dd>{{ end }}
-{{ with .Params.tasks }}<dt>Tasks</dt><dd>{{ delimit . ", " }}</dd>{{ end }}
+<body><main><h1 data-pagefind-body data-pagefind-meta="title">{{ .Title }}</h1>
+<dl><dt>Authors</dt><dd data-pagefind-body data-pagefind-meta="authors">{{ delimit .Params.authors ", " }} </dd>
+{{ with .Params.date_text }}<dt>Date</dt><dd data-pagefind-meta="date">{{ . }}</dd>{{ end }}
+{{ with .Params.tasks }}<dt>Tasks</dt><dd data-pagefind-body data-pagefind-meta="tasks">{{ delimit . ", " }} </dd>{{ end }}
 <dt>Links</dt><dd>{{ with .Params.url_abs }}<a href="{{ . }}">Abstract page</a>{{ end }}
 {{ with .Params.url_pdf }}<a href="{{ . }}">PDF</a>{{ end }}</dd></dl>
-<section><h2>Abstract</h2>{{ .Content }}</section>
+<section><h2>Abstract</h2><div data-pagefind-body>{{ .Content }}</div></section>
 </main></body></html>
 """
 HUGO_JSON = """{{ dict "title" .Title "date" .Params.date_text "authors" .Params.authors "tasks" .Params.tasks \
@@ -273,6 +275,22 @@ def main() -> int:
                 ("paperproof / Hugo", f"{(paper_pages / full['wall']) / (hugo_pages / hugo['wall']):.2f}× Hugo's "
                                       "pages per second"),
             )
+            # The search paperproof builds, over Hugo's pages: the same four fields marked in them, indexed
+            # the way a Hugo site gets search (Pagefind over its output, one process).
+            pagefind = run([sys.executable, "-m", "pagefind", "--site", str(folder / "public"), "--force-language",
+                            "en", "--output-path", str(folder / "public" / "pagefind")], cwd=folder, check=False)
+            both = hugo["wall"] + pagefind["wall"]
+            if pagefind["returncode"] == 0:
+                report(
+                    ("Hugo then Pagefind (same pages, same search)",
+                     f"{both:.0f} s ({pagefind['wall']:.0f} s of Pagefind, peak {fmt_mb(pagefind['rss'])} RSS): "
+                     f"{hugo_pages / both:,.0f} pages/s"),
+                    ("paperproof / (Hugo then Pagefind)",
+                     f"{(paper_pages / full['wall']) / (hugo_pages / both):.2f}× their pages per second"),
+                )
+            else:
+                report(("Pagefind over Hugo's site", f"failed with exit status {pagefind['returncode']} after "
+                                                     f"{pagefind['wall']:.0f} s at {fmt_mb(pagefind['rss'])} RSS"))
     elif not args.no_hugo:
         report(("Hugo", "not installed (apt-get install hugo)"))
     if not args.keep:
