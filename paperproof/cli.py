@@ -77,13 +77,14 @@ def _limit(text: str) -> tuple[str, float]:
 
 def _build(args: argparse.Namespace) -> int:
     from paperproof.build.pipeline import BuildConfig, build
+    from paperproof.build.write import Busy
 
     config = BuildConfig(archive=args.archive, repos=args.repos, out=args.out, base_url=args.base_url,
                          workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store,
                          scheduler=args.scheduler, jobs=args.jobs, check=args.check)
     try:
         summary = build(config)
-    except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
+    except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
         print(f"paperproof: {exc}", file=sys.stderr)
         return 2
     for line in summary.lines():
@@ -98,15 +99,15 @@ def _harvest(args: argparse.Namespace) -> int:
     """Exit 0 when every repository is settled, 75 (try again later) when the API's rate limit stopped it."""
     import os
 
+    from paperproof.build.write import Busy
     from paperproof.catalogue.harvest import HarvestConfig, harvest
-    from paperproof.catalogue.store import StoreBusy
 
     config = HarvestConfig(archive=args.archive, store=args.store, api_url=args.api_url, concurrency=args.concurrency,
                            timeout=args.timeout, retries=args.retries, max_wait=args.max_wait,
                            token=os.environ.get("GITHUB_TOKEN") or None)
     try:
         summary = harvest(config)
-    except (FileNotFoundError, NotADirectoryError, StoreBusy, ValueError) as exc:
+    except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
         print(f"paperproof: {exc}", file=sys.stderr)
         return 2
     for line in summary.lines():

@@ -20,12 +20,13 @@ from pathlib import Path
 import pytest
 
 from paperproof.build.pipeline import BuildConfig, build
+from paperproof.build.write import Busy
 from paperproof.catalogue import licence
 from paperproof.catalogue.archive import bundled_root
 from paperproof.catalogue.community import Community, CommunityRepo
 from paperproof.catalogue.harvest import HarvestConfig, harvest
 from paperproof.catalogue.repo_url import normalise_repo_url
-from paperproof.catalogue.store import Store, StoreBusy, StoreRepos
+from paperproof.catalogue.store import Store, StoreRepos
 from tests.github_server import FakeRepo, GitHubServer, files_of
 from tests.tar_corpus import SMALL, benign, corpus
 
@@ -435,7 +436,7 @@ def test_token_goes_to_the_api_and_not_along_a_redirect_to_another_host(tmp_path
 def test_one_harvest_per_store(server: GitHubServer, tmp_path: Path) -> None:
     store = Store(tmp_path / "store")
     with store.lock():
-        with pytest.raises(StoreBusy):
+        with pytest.raises(Busy):
             harvest(config(server, store.root, links_archive(tmp_path, specimen("dynamics-maps"))))
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from paperproof.build import publish
 from paperproof.build import search as search_module
 from paperproof.build.manifest import MARKER, state_directory
 from paperproof.build.pipeline import BuildConfig, build
@@ -275,3 +276,14 @@ def test_the_replaced_tree_is_patched_into_the_next_build_instead_of_copied(tmp_
     (kept / MARKER).write_text('{"tree": "someone else\'s"}')  # not the tree the manifest says it replaced
     rows[1] = {**rows[1], "title": "Again"}
     rebuild(rows, sentinel=False)  # ... so it is discarded, and the staging tree seeded from the site
+
+
+def test_a_second_build_of_the_same_site_is_refused_while_one_runs(tmp_path, no_search, capsys):
+    source = archive(tmp_path / "archive", papers(3))
+    site = tmp_path / "site"
+    args = ["build", "--archive", source, "--out", str(site), "--cache", str(tmp_path / "cache")]
+    with publish.lock(site):  # what a running build holds
+        assert main(args) == 2
+        assert not site.exists() and not (tmp_path / ".site.staging").exists()
+    assert f"{site}: another build is writing or checking this site" in capsys.readouterr().err
+    assert main(args) == 0 and (site / "index.html").is_file()

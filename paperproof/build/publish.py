@@ -12,7 +12,8 @@
   one only in the files the last build changed, so bringing it up to date costs one `link()` or
   `unlink()` per changed file, where seeding a new staging tree costs one per file of the site (and
   deleting the replaced tree as many again).
-- A build that stops anywhere before the swap leaves the published tree as it was.
+- A build that stops anywhere before the swap leaves the published tree as it was, and one build at a
+  time writes a site (`lock`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import errno
 import os
 import shutil
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-from paperproof.build.write import link_over, remove_file
+from paperproof.build.write import hold, link_over, remove_file
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -68,6 +70,13 @@ def _exchange(a: Path, b: Path) -> bool:
     if error in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.ENOTSUP, errno.EXDEV):
         return False
     raise OSError(error, os.strerror(error), str(a))
+
+
+def lock(out: Path) -> AbstractContextManager[int]:
+    """Held by a build (or a check) of the site at `out` from start to end: a second one is refused at once
+    instead of interleaving its writes with the first's."""
+    return hold(out.with_name(f".{out.name}.lock"), f"{out}: another build is writing or checking this site; "
+                                                     "run this one when it has finished")
 
 
 def previous(out: Path) -> Path:

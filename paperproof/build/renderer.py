@@ -227,6 +227,11 @@ def _render_list_pages(chunk: list[tuple], fresh: bool) -> list[list[str]]:
     return [_RENDERER.list_page(item) for item in chunk]
 
 
+def _close(*descriptors: int) -> None:
+    for fd in descriptors:
+        os.close(fd)
+
+
 WORK: dict[str, Callable[[list[tuple], bool], list]] = {
     "papers": _render_papers, "repositories": _render_repositories, "lists": _render_list_pages,
 }
@@ -238,12 +243,17 @@ class RenderPool:
     `submit(kind, chunk, context)` sends a chunk; `on_result(context, results)` is called in the build's
     process, in submission order, at most `depth` chunks per process behind."""
 
-    def __init__(self, renderer: Renderer, jobs: int, depth: int = 3) -> None:
+    def __init__(self, renderer: Renderer, jobs: int, depth: int = 3, lock: int | None = None) -> None:
+        """`lock`: the descriptor of the site's lock, closed in each render process (a render process left
+        behind by a killed build must not keep the next build out)."""
         global _RENDERER
         _RENDERER = renderer
         self.jobs = jobs
         self.depth = max(1, depth * jobs)
-        self.pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 else None
+        self.pool = None
+        if jobs > 1:
+            closing = (lock,) if lock is not None else ()
+            self.pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_close, initargs=closing)
         self.pending: deque[tuple[Any, Any, Callable[[Any, list], None]]] = deque()
         self.fresh = False  # sent with each chunk (see `Renderer.fresh`)
 

@@ -39,6 +39,7 @@ import sqlite3
 import tempfile
 import threading
 from collections import Counter, defaultdict
+from contextlib import ExitStack
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -124,6 +125,15 @@ class SiteWriter:
     # --- lifecycle ---
 
     def __enter__(self) -> SiteWriter:
+        self._held = ExitStack()
+        lock = self._held.enter_context(publish.lock(self.out))
+        try:
+            return self._open(lock)
+        except BaseException:
+            self._held.close()
+            raise
+
+    def _open(self, lock: int) -> SiteWriter:
         from paperproof.build.twin import about
 
         if self.cache is not None:
@@ -142,7 +152,7 @@ class SiteWriter:
                                  self.docs if self.search_available else None, self.search_available)
         # Fork the render processes first: before the archive is read, before any SQLite connection is
         # open, and before the run stage could import torch.
-        self.pool = RenderPool(self.renderer, 1 if self.check else self.jobs)
+        self.pool = RenderPool(self.renderer, 1 if self.check else self.jobs, lock=lock)
         try:
             if not self.check:
                 self.state.mkdir(parents=True, exist_ok=True)
@@ -186,6 +196,7 @@ class SiteWriter:
                 shutil.rmtree(self._temporary, ignore_errors=True)
                 if self.check:
                     shutil.rmtree(self._scratch.parent, ignore_errors=True)
+            self._held.close()
 
     # --- the manifest and the staging tree ---
 

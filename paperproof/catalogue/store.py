@@ -17,19 +17,17 @@ build the same `record_for(key)` as `LocalRepos`.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from paperproof.build.write import write_atomic
+from paperproof.build.write import hold, write_atomic
 from paperproof.catalogue import tarsafe
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import RepoKey
@@ -38,10 +36,6 @@ from paperproof.catalogue.repos import record_without_source
 _SAFE = re.compile(r"^[a-z0-9_][a-z0-9_.+-]*$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-fA-F]{7,64}$")
-
-
-class StoreBusy(Exception):
-    """Another harvest holds the store's lock."""
 
 
 class HarvestState(BaseModel):
@@ -170,19 +164,9 @@ class Store:
 
     # --- runs: lock, state, journal ---------------------------------------------------------
 
-    @contextmanager
-    def lock(self) -> Iterator[None]:
+    def lock(self) -> AbstractContextManager[int]:
         """Hold the store for one harvest; a second harvest on the same store is refused, not interleaved."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with (self.root / ".lock").open("a") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as exc:
-                raise StoreBusy(f"{self.root}: another harvest is using this store") from exc
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        return hold(self.root / ".lock", f"{self.root}: another harvest is using this store")
 
     def clear_tmp(self) -> None:
         shutil.rmtree(self.root / "tmp", ignore_errors=True)
