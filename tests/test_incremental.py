@@ -213,7 +213,7 @@ def test_incremental_and_clean_builds_are_byte_identical_with_search(tmp_path):
     assert (site / "pagefind" / "1" / "pagefind-entry.json").is_file()
 
 
-def test_search_shards_index_whole_buckets_in_place_and_slices_of_large_ones(tmp_path, monkeypatch):
+def test_search_shards_pack_buckets_cut_large_ones_and_lose_removed_papers(tmp_path, monkeypatch):
     monkeypatch.setattr(search_module, "SHARD_SIZE", 4)
 
     def named(slug: str, i: int) -> dict:

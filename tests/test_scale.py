@@ -3,7 +3,10 @@ Markdown's prose shortcut, the link table on disk, list pages assembled without 
 
 from __future__ import annotations
 
+import json
+
 import markdown
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,7 +65,7 @@ def test_the_link_table_groups_and_deduplicates_as_the_dump_says(tmp_path):
 
 def test_list_pages_assembled_without_validation_serialise_as_validated_records(tmp_path):
     urls = SiteUrls()
-    renderer = Renderer(urls, "2025-07-28T00:00:00+00:00", tmp_path, None, False)
+    renderer = Renderer(urls, "2025-07-28T00:00:00+00:00", tmp_path, False)
     listings = [PaperListing(slug=f"p{i}", title=f"T <{i}> é", date=None if i else "2020-01-01", authors=["A"],
                              tasks=["X"], specimen=False, samples=0, ran=0, url=urls.paper(f"p{i}"),
                              json_url=urls.paper_json(f"p{i}")) for i in range(3)]
@@ -74,9 +77,29 @@ def test_list_pages_assembled_without_validation_serialise_as_validated_records(
 
 
 def test_shards_pack_buckets_and_cut_the_large_ones():
-    buckets = [("aa", ["aa-1", "aa-2"]), ("ab", ["ab-1"]), ("ba", [f"ba-{i}" for i in range(7)]), ("zz", ["zz"])]
-    planned = search.plan(buckets, size=3)
-    assert [(s.buckets, s.papers, s.first_slug, s.last_slug) for s, _ in planned] == [
-        (["aa", "ab"], 3, "aa-1", "ab-1"), (["ba"], 3, "ba-0", "ba-2"), (["ba"], 3, "ba-3", "ba-5"),
-        (["ba", "zz"], 2, "ba-6", "zz")]
-    assert [slugs for _, slugs in planned][-1] == ["ba-6", "zz"]
+    counts = [("aa", 2), ("ab", 1), ("ba", 7), ("zz", 1)]  # papers 0-1, 2, 3-9, 10 in bucket-then-slug order
+    assert search.plan_counts(counts, size=3) == [(0, 2), (3, 5), (6, 8), (9, 10)]  # the last: a slice and "zz"
+    assert search.plan_counts([("aa", 3), ("ab", 3)], size=3) == [(0, 2), (3, 5)]
+    assert search.plan_counts([], size=3) == []
+
+
+def test_a_search_record_carries_the_four_fields_as_content_and_metadata():
+    line = search.record("/paper/p/", "A <b> title", ["A. One", "B. Two"], [], "An abstract.", None)
+    fields = json.loads(line)
+    assert "\n" not in line and fields["url"] == "/paper/p/"
+    assert fields["meta"] == {"title": "A <b> title", "authors": "A. One, B. Two"}  # no tasks, no date: absent
+    assert fields["content"] == "A <b> title\nA. One, B. Two\nAn abstract."
+
+
+def test_pagefind_indexes_records_streamed_to_its_service(tmp_path):
+    if search.binary() is None:
+        pytest.skip("no Pagefind binary")
+    lines = [search.record(f"/paper/p{i}/", f"Paper {i}", ["Ann"], ["Task"], f"word{i} " * 50, "2020-01-01")
+             for i in range(300)]  # more than one pipe buffer of records in flight
+    (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n")
+    search.index_shards([(tmp_path / "r.jsonl", tmp_path / "out")], concurrency=2)
+    entry = json.loads((tmp_path / "out" / "pagefind-entry.json").read_text())
+    assert entry["languages"]["en"]["page_count"] == 300
+    (tmp_path / "bad.jsonl").write_text('{"url": "/x/", "content": "x", "meta": {"title": 3}}\n')
+    with pytest.raises(search.PagefindError):
+        search.index_shards([(tmp_path / "bad.jsonl", tmp_path / "bad")])

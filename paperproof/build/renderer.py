@@ -24,24 +24,23 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from paperproof.build import datamap, render, search, seo
-from paperproof.build.manifest import Digest
 from paperproof.build.pages import Paging, PaperList, PaperListing, RepoList, RepoListing, SampleListing, TaskPage
 from paperproof.build.twin import TwinContext, about, paper_twin, safe_key
 from paperproof.build.urls import SiteUrls, file_for, repo_slug
-from paperproof.build.write import link_over, write_file, write_new
+from paperproof.build.write import write_file, write_new
 from paperproof.catalogue.archive_rows import PaperRow
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 from paperproof.catalogue.twin import PaperRef, RepoTwin, SampleRef
 
 
 class Renderer:
-    """Renders pages and twins into `root` (the staging tree), and links paper pages into `docs` for search."""
+    """Renders pages and twins into `root` (the staging tree), and the search record of each paper."""
 
-    def __init__(self, urls: SiteUrls, read_at: str, root: Path, docs: Path | None, search_available: bool) -> None:
+    def __init__(self, urls: SiteUrls, read_at: str, root: Path, search_available: bool) -> None:
         self.urls = urls
         self.read_at = read_at
         self.root = root
-        self.docs = docs  # None: no search (no Pagefind)
+        self.search_available = search_available  # False: no search (no Pagefind), so no search records
         self.ctx = TwinContext(urls=urls, read_at=read_at)
         self.about = about(urls)
         self.env = render.environment(urls)
@@ -70,17 +69,11 @@ class Renderer:
                           **context),
                 self.write(json_url, record.model_dump_json())]
 
-    def doc_path(self, page: str) -> Path:
-        """Where search links the paper page that is the file `page` (`paper/<name>/index.html`):
-        `<docs>/<bucket of name>/<page>`, so the folder of a bucket is a site Pagefind indexes in place."""
-        assert self.docs is not None
-        return self.docs / search.bucket(page.split("/")[1]) / page
-
     # --- papers ---
 
     def paper(self, item: tuple) -> tuple:
         """Item: (slug, paper row JSON, source, links, records, samples). Result: ("ok", listing JSON, feed JSON
-        or None, search document digest or None, ran) or ("reject", reason, paper URL)."""
+        or None, search record or None, ran) or ("reject", reason, paper URL)."""
         slug, row, source, links, records, samples = item
         try:
             paper = PaperRow.model_validate_json(row)
@@ -117,9 +110,9 @@ class Renderer:
             feed = json.dumps([slug, twin.title, list(twin.authors), twin.date, listing.url,
                                render.plain_text(twin.abstract), listing.samples, ran], ensure_ascii=False)
         doc = None
-        if self.docs is not None:  # the page itself is the search document (its marked parts are indexed)
-            link_over(self.root / page, self.doc_path(page))
-            doc = Digest(twin.title, json.dumps([list(twin.authors), tasks]), twin.abstract, twin.date).hex()
+        if self.search_available:
+            doc = search.record("/" + page.removesuffix("index.html"), twin.title, list(twin.authors), tasks,
+                                render.plain_text(twin.abstract, limit=4000), twin.date)
         return ("ok", listing.model_dump_json(), feed, doc, ran)
 
     # --- repositories and samples ---

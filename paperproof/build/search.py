@@ -1,32 +1,41 @@
 """Static search over papers with Pagefind: titles, authors, tasks and abstracts, nothing else.
 
-Memory at archive scale. Pagefind holds an index in memory while it builds it, and the memory grows
-with the pages. So:
+Memory and disk at archive scale. Pagefind holds an index in memory while it builds it, and the memory
+grows with the pages. So:
 
-- only paper pages are indexed, and only four fields of each: the page marks its title, authors, tasks
-  and abstract (`data-pagefind-body`), so Pagefind indexes those and nothing else of it;
-- the pages are bucketed by the first two characters of their name: as it is written, each is hard-linked
-  into a folder of its bucket laid out like the site (`<bucket>/paper/<name>/index.html`, so Pagefind
-  gives it its URL), outside the site (a link costs far less than a file). Consecutive buckets (in
-  sorted order) are packed into shards of at most `SHARD_SIZE` papers (`plan_counts`; a bucket larger than a shard is cut
-  into consecutive slices). Pagefind holds about 95 KB per paper while it indexes (measured on the
-  synthetic archive of `bench/`), so a shard of 5,000 papers needs about 0.5 GB. Each shard is indexed
-  by its own Pagefind process (two at a time in a build), written to `pagefind/<n>/`, and indexed again
-  only when the indexed fields of one of its papers changed;
+- only papers are indexed, and only four fields of each. The render process that writes a paper's page
+  also makes its search record (`record`: the URL of the page, the four fields as plain text and as
+  Pagefind metadata); the record is kept with the paper in the build's manifest, so an unchanged paper's
+  record is at hand in the next build without reading its page;
+- papers are bucketed by the first two characters of their slug, and consecutive buckets (in sorted
+  order) are packed into shards of at most `SHARD_SIZE` papers (`plan_counts`; a bucket larger than a
+  shard is cut into consecutive slices). Pagefind holds about 95 KB per paper while it indexes (measured
+  on the synthetic archive of `bench/`), so a shard of 5,000 papers needs about 0.5 GB. Each shard is
+  indexed by its own Pagefind process (two at a time in a build), written to `pagefind/<n>/`, and indexed
+  again only when the record of one of its papers changed;
 - the search page loads the first shard with Pagefind's UI and merges the others (`mergeIndex`), so
   one query searches every shard.
 
-The pages go through Pagefind's Python API (`pagefind[bin]`, which runs the bundled binary): one
-`add_directory` call per bucket folder of a shard; only the slice of a bucket larger than a shard is
-gathered as hard links in a folder of its own. When the
-binary is missing or fails, the site is built without search and the build summary says why.
+The records reach Pagefind through its service protocol (`pagefind --service`, the binary that
+`pagefind[bin]` bundles): each message is base64 of a JSON object, ended by a comma, answered the same way.
+`Indexer` speaks it directly, because Pagefind's Python wrapper reads one answer per 0.1 s poll (ten records
+a second) and its directory indexing would read 576,261 pages back from disk, which at archive scale
+no longer sit in the page cache. When the binary is missing or fails, the site is built without search
+and the build summary says why.
 """
 
 from __future__ import annotations
 
-import asyncio
+import base64
+import json
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from paperproof.build.write import write_new
 
 SHARD_SIZE = 5_000  # Pagefind holds about 95 KB per paper while it indexes: about 0.5 GB per shard
 FIELDS = ["title", "authors", "tasks", "abstract"]
@@ -83,34 +92,104 @@ def plan_counts(counts: list[tuple[str, int]], size: int = SHARD_SIZE) -> list[t
     return [(first, last) for first, last in shards]
 
 
-def plan(buckets: list[tuple[str, list[str]]], size: int = SHARD_SIZE) -> list[tuple[Shard, list[str]]]:
-    """`plan_counts` over `(bucket, sorted slugs)`: each shard with its slugs."""
-    rows = [(name, slug) for name, slugs in buckets for slug in slugs]
-    out = []
-    for number, (first, last) in enumerate(plan_counts([(name, len(slugs)) for name, slugs in buckets], size), 1):
-        members = rows[first:last + 1]
-        names = list(dict.fromkeys(name for name, _ in members))
-        out.append((Shard(number, names, len(members), members[0][1], members[-1][1]), [slug for _, slug in members]))
-    return out
+def record(url: str, title: str, authors: list[str], tasks: list[str], abstract: str, date: str | None) -> str:
+    """A paper's search record (JSON, one line): Pagefind's URL, content and metadata for its page at `url`
+    (site-relative). The content is the four indexed fields as plain text."""
+    meta = {"title": title}
+    if authors:
+        meta["authors"] = ", ".join(authors)
+    if tasks:
+        meta["tasks"] = ", ".join(tasks)
+    if date:
+        meta["date"] = date
+    content = "\n".join(part for part in (title, meta.get("authors"), meta.get("tasks"), abstract) if part)
+    return json.dumps({"url": url, "content": content, "meta": meta}, ensure_ascii=False, separators=(",", ":"))
 
 
-def index_shards(sites: list[tuple[list[Path], Path]], concurrency: int = 1) -> None:
-    """Run Pagefind over each `(site folders, output directory)`, `concurrency` processes at a time: the
-    folders' pages (URLs relative to their folder) in one index, written to the output directory. Raises
-    on failure."""
-    from pagefind.index import PagefindIndex
+class PagefindError(Exception):
+    """Pagefind answered with an error, or exited before it answered."""
 
-    async def one(folders: list[Path], output: Path, gate: asyncio.Semaphore) -> None:
-        async with gate:
-            async with PagefindIndex({"force_language": "en", "output_path": str(output.resolve())}) as index:
-                for folder in folders:
-                    await index.add_directory(str(folder.resolve()))
 
-    async def index_all() -> None:
-        gate = asyncio.Semaphore(max(1, concurrency))
-        await asyncio.gather(*(one(folders, output, gate) for folders, output in sites))
+class Indexer:
+    """One `pagefind --service` process building one index: records in, the index's files out."""
 
-    asyncio.run(index_all())
+    def __init__(self, executable: Path) -> None:
+        # One worker thread: records go one at a time, so more threads only wake each other.
+        self.process = subprocess.Popen([str(executable), "--service"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        env={**os.environ, "TOKIO_WORKER_THREADS": "1"})
+        self._pending = b""
+        self._sent = 0
+
+    def _answer(self) -> dict[str, Any]:
+        """The next answer's payload; raises on an error or when Pagefind exits."""
+        assert self.process.stdout is not None
+        while b"," not in self._pending:
+            chunk = self.process.stdout.read1(1 << 16)
+            if not chunk:
+                raise PagefindError(f"Pagefind exited (status {self.process.wait()}) before it answered")
+            self._pending += chunk
+        message, self._pending = self._pending.split(b",", 1)
+        payload = json.loads(base64.b64decode(message))["payload"]
+        if payload.get("type") == "Error":
+            raise PagefindError(str(payload.get("message", "an error without a message")).splitlines()[0][:200])
+        return payload
+
+    def _ask(self, payload: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self._sent += 1
+        message = {"message_id": self._sent, "payload": payload}
+        self.process.stdin.write(base64.b64encode(json.dumps(message, ensure_ascii=False).encode()) + b",")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def index(self, records: list[str], output: Path) -> None:
+        """Index the records (from `record`) and write the index to `output`. One record at a time, each
+        answered before the next is sent: Pagefind 1.5 handles messages concurrently and numbers the pages
+        in the order they finish, so records in flight together give a different index from run to run."""
+        try:
+            index_id = self._ask({"type": "NewIndex", "config": {"force_language": "en"}})["index_id"]
+            for line in records:
+                fields = json.loads(line)
+                self._ask({"type": "AddRecord", "index_id": index_id, "language": "en", "url": fields["url"],
+                           "content": fields["content"], "meta": fields["meta"], "filters": None, "sort": None})
+            # The files come back in the answer and are written here: with WriteFiles, Pagefind answers
+            # before its writes finish, and exits when its input closes, leaving files cut short.
+            for file in self._ask({"type": "GetFiles", "index_id": index_id})["files"]:
+                if file["path"] not in UNUSED:
+                    write_new(output / file["path"], base64.b64decode(file["content"]))
+        except BrokenPipeError as exc:
+            raise PagefindError(f"Pagefind exited (status {self.process.wait()}) while it was sent records") from exc
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            try:
+                self.process.stdin.close()
+            except BrokenPipeError:
+                pass
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def index_shards(shards: list[tuple[Path, Path]], concurrency: int = 1) -> None:
+    """Index each `(records file, output directory)`, `concurrency` Pagefind processes at a time: the file's
+    records (one per line) in one index, written to the output directory. Raises on the first failure."""
+    executable = binary()
+    if executable is None:
+        raise PagefindError("no Pagefind binary found")
+
+    def one(shard: tuple[Path, Path]) -> None:
+        records_file, output = shard
+        Indexer(executable).index(records_file.read_text(encoding="utf-8").splitlines(), output)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="pagefind") as pool:
+        for _ in pool.map(one, shards):
+            pass
 
 
 def strip_bundle(directory: Path, number: int) -> None:

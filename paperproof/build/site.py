@@ -145,11 +145,10 @@ class SiteWriter:
             self.state = self.out.with_name(f".{self.out.name}.build")
             shutil.rmtree(self.state, ignore_errors=True)
             self._temporary = self.state
-        self.docs = self.state / "search-pages"
-        shutil.rmtree(self.state / "search-docs", ignore_errors=True)  # the flat layout of earlier versions
+        for earlier in ("search-docs", "search-pages", "search-shards"):  # search inputs of earlier versions
+            shutil.rmtree(self.state / earlier, ignore_errors=True)
         self.about = about(self.urls)
-        self.renderer = Renderer(self.urls, self.read_at, self.staging,
-                                 self.docs if self.search_available else None, self.search_available)
+        self.renderer = Renderer(self.urls, self.read_at, self.staging, self.search_available)
         # Fork the render processes first: before the archive is read, before any SQLite connection is
         # open, and before the run stage could import torch.
         self.pool = RenderPool(self.renderer, 1 if self.check else self.jobs, lock=lock)
@@ -266,8 +265,6 @@ class SiteWriter:
             self.pool.fresh = m.get("stage_seeded") != "1"
             return
         publish.discard(self.staging)
-        if not self.site_ok:  # the search documents are those of the published site, or of no site
-            shutil.rmtree(self.docs, ignore_errors=True)
         m.new_stage(from_site=self.site_ok)
         m.set("stage_ready", "0")
         m.set("stage_base", base)
@@ -748,54 +745,48 @@ class SiteWriter:
                           fields=list(search.FIELDS), split=search.SPLIT, shards=shards)
 
     def _start_search(self) -> _SearchJob:
-        """Plan the Pagefind shards over the paper pages and start indexing those whose papers' indexed fields
+        """Plan the Pagefind shards over the papers' search records and start indexing those whose records
         changed, in a thread that waits on the Pagefind processes while the build goes on; a shard whose
-        papers did not change is kept. Called once every paper is written."""
+        records did not change is kept. Each changed shard's records are written to a file first, so
+        memory holds one shard's records at a time. Called once every paper is written."""
         job = _SearchJob()
         if not self.search_available:
             job.result = search.SearchResult(False, "no Pagefind binary found (pip install 'pagefind[bin]', or set "
                                                     "PAGEFIND_BINARY_PATH)")
             return job
-        self._remove_gone_documents()
         counts = self.db.execute("SELECT bucket, COUNT(*) FROM papers GROUP BY bucket ORDER BY bucket").fetchall()
         bounds = search.plan_counts(counts, search.SHARD_SIZE)
         if not bounds:
             job.result = search.SearchResult(False, "no papers to index")
             return job
-        sizes = dict(counts)
-        rows = self.db.execute("SELECT bucket, unit, slug, doc FROM papers ORDER BY bucket, slug")
-        sites = []
+        rows = self.db.execute("SELECT bucket, slug, doc FROM papers ORDER BY bucket, slug")
+        records = self.state / "search-records"
+        shutil.rmtree(records, ignore_errors=True)
+        shards = []
         for number, (first, last) in enumerate(bounds, start=1):
             h = Digest(self.version, str(number))
-            pages: list[str] = []
             names: list[str] = []
             slugs: list[str] = []
+            lines: list[str] = []
             for _ in range(first, last + 1):
-                bucket_name, page, slug, doc = next(rows)
+                bucket_name, slug, doc = next(rows)
                 if not names or names[-1] != bucket_name:
                     names.append(bucket_name)
-                h.add(bucket_name, slug, doc or "")
-                pages.append(page)
+                h.add(slug, doc or "")
                 slugs.append(slug)
-            shard = search.Shard(number, names, len(pages), slugs[0], slugs[-1])
+                lines.append(doc or "")
+            shard = search.Shard(number, names, len(slugs), slugs[0], slugs[-1])
             job.shards.append(shard)
             unit = self._path(self.urls.search_bundle(number)).removesuffix("index.html")
             value = h.digest()
             if self._unchanged(unit, value):
                 continue
-            if sum(sizes[name] for name in names) == len(pages):  # whole buckets: indexed where they are
-                folders = [self.docs / name for name in names]
-            else:  # part of a bucket larger than a shard: a folder of hard links to its documents
-                folder = self.state / "search-shards" / str(number)
-                shutil.rmtree(folder, ignore_errors=True)
-                for page in pages:
-                    target = folder / page
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.link(self.renderer.doc_path(page), target)
-                folders = [folder]
+            records.mkdir(parents=True, exist_ok=True)
+            source = records / f"{number}.jsonl"
+            source.write_text("\n".join(lines) + "\n", encoding="utf-8")
             output = self.staging / unit
             shutil.rmtree(output, ignore_errors=True)  # never write into files linked from the published site
-            sites.append((folders, output))
+            shards.append((source, output))
             job.todo.append((shard, unit, value))
         if not job.todo:
             return job
@@ -803,27 +794,20 @@ class SiteWriter:
 
         def run() -> None:
             try:
-                search.index_shards(sites, concurrency=min(self.jobs, 2))
-            except Exception as exc:  # the binary's errors arrive as plain Exceptions from the service
+                search.index_shards(shards, concurrency=min(self.jobs, 2))
+            except (search.PagefindError, OSError) as exc:
                 job.error = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
         job.thread = threading.Thread(target=run, name="pagefind", daemon=True)
         job.thread.start()
         return job
 
-    def _remove_gone_documents(self) -> None:
-        """Before indexing: the links to the pages of papers this build does not have (gone from the archive,
-        or rejected this time), which would otherwise be indexed with their bucket."""
-        for unit, _, _ in self.manifest.units(self._table()):
-            if unit.startswith("paper/") and not self.db.execute("SELECT 1 FROM seen WHERE unit = ?", (unit,)).fetchone():
-                remove_file(self.renderer.doc_path(unit), self.docs)
-
     def _finish_search(self, job: _SearchJob) -> search.SearchResult:
         if job.result is not None:
             return job.result
         if job.thread is not None:
             job.thread.join()
-        shutil.rmtree(self.state / "search-shards", ignore_errors=True)
+        shutil.rmtree(self.state / "search-records", ignore_errors=True)
         if job.error is not None:
             shutil.rmtree(self.staging / "pagefind", ignore_errors=True)
             self.db.execute("DELETE FROM seen WHERE unit LIKE 'pagefind/%'")
