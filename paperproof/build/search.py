@@ -19,9 +19,9 @@ grows with the pages. So:
 The records reach Pagefind through its service protocol (`pagefind --service`, the binary that
 `pagefind[bin]` bundles): each message is base64 of a JSON object, ended by a comma, answered the same way.
 `Indexer` speaks it directly, because Pagefind's Python wrapper reads one answer per 0.1 s poll (ten records
-a second) and its directory indexing would read 576,261 pages back from disk, which at archive scale
-no longer sit in the page cache. When the binary is missing or fails, the site is built without search
-and the build summary says why.
+a second), and its directory indexing would read every paper page back from disk, which at archive scale
+no longer sits in the page cache (the full build waited on the disk for most of its search stage). When
+the binary is missing or fails, the site is built without search and the build summary says why.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ SPLIT = ("Only paper pages, and only their title, authors, tasks and abstract. P
          f"two characters of their slug; consecutive buckets are packed into shards of at most {SHARD_SIZE:,} "
          "papers (a larger bucket is cut into consecutive slices), each indexed by its own Pagefind process; the "
          "search page merges every shard into one query.")
-# Files of Pagefind's bundle that this site does not use (other UIs); removed from every shard.
+# Files of Pagefind's bundle that this site does not use (other UIs): never written.
 UNUSED = ("pagefind-component-ui.css", "pagefind-component-ui.js", "pagefind-modular-ui.css",
           "pagefind-modular-ui.js", "pagefind-highlight.js")
 
@@ -193,8 +193,8 @@ def index_shards(shards: list[tuple[Path, Path]], concurrency: int = 1) -> None:
 
 
 def strip_bundle(directory: Path, number: int) -> None:
-    """Remove the files of Pagefind's bundle that this site does not use (the UI lives in the first shard)."""
-    for name in UNUSED + (("pagefind-ui.js", "pagefind-ui.css") if number > 1 else ()):
+    """The search UI lives in the first shard: remove it from the others."""
+    for name in ("pagefind-ui.js", "pagefind-ui.css") if number > 1 else ():
         (directory / name).unlink(missing_ok=True)
 
 
