@@ -145,8 +145,8 @@ class Indexer:
 
     def index(self, records: list[str], output: Path) -> None:
         """Index the records (from `record`) and write the index to `output`. One record at a time, each
-        answered before the next is sent: Pagefind 1.5 handles messages concurrently and numbers the pages
-        in the order they finish, so records in flight together give a different index from run to run."""
+        answered before the next is sent, so Pagefind numbers the pages in the order given whatever it does
+        with messages in flight: the same records give the same index."""
         try:
             index_id = self._ask({"type": "NewIndex", "config": {"force_language": "en"}})["index_id"]
             for line in records:

@@ -33,7 +33,6 @@ comes from the inputs (`read_at`), and rendering is a pure function of each unit
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import tempfile
