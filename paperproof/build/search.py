@@ -43,7 +43,7 @@ SPLIT = ("Only paper pages, and only their title, authors, tasks and abstract. P
          f"two characters of their slug; consecutive buckets are packed into shards of at most {SHARD_SIZE:,} "
          "papers (a larger bucket is cut into consecutive slices), each indexed by its own Pagefind process; the "
          "search page merges every shard into one query.")
-# Files of Pagefind's bundle that this site does not use (other UIs): never written.
+# Files of Pagefind's bundle that this site does not use (other UIs): never written (`unused`).
 UNUSED = ("pagefind-component-ui.css", "pagefind-component-ui.js", "pagefind-modular-ui.css",
           "pagefind-modular-ui.js", "pagefind-highlight.js")
 
@@ -143,8 +143,9 @@ class Indexer:
         self.process.stdin.flush()
         return self._answer()
 
-    def index(self, records: list[str], output: Path) -> None:
-        """Index the records (from `record`) and write the index to `output`. One record at a time, each
+    def index(self, records: list[str], output: Path, leave_out: tuple[str, ...] = ()) -> None:
+        """Index the records (from `record`) and write the index to `output`, but for the files named in
+        `leave_out`. One record at a time, each
         answered before the next is sent, so Pagefind numbers the pages in the order given whatever it does
         with messages in flight: the same records give the same index."""
         try:
@@ -156,7 +157,7 @@ class Indexer:
             # The files come back in the answer and are written here: with WriteFiles, Pagefind answers
             # before its writes finish, and exits when its input closes, leaving files cut short.
             for file in self._ask({"type": "GetFiles", "index_id": index_id})["files"]:
-                if file["path"] not in UNUSED:
+                if file["path"] not in leave_out:
                     write_new(output / file["path"], base64.b64decode(file["content"]))
         except BrokenPipeError as exc:
             raise PagefindError(f"Pagefind exited (status {self.process.wait()}) while it was sent records") from exc
@@ -176,26 +177,27 @@ class Indexer:
             self.process.wait()
 
 
-def index_shards(shards: list[tuple[Path, Path]], concurrency: int = 1) -> None:
-    """Index each `(records file, output directory)`, `concurrency` Pagefind processes at a time: the file's
-    records (one per line) in one index, written to the output directory. Raises on the first failure."""
+def index_shards(shards: list[tuple[int, Path, Path]], concurrency: int = 1) -> None:
+    """Index each `(shard number, records file, output directory)`, `concurrency` Pagefind processes at a
+    time: the file's records (one per line) in one index, written to the output directory without the files
+    the shard does not use. Raises on the first failure."""
     executable = binary()
     if executable is None:
         raise PagefindError("no Pagefind binary found")
 
-    def one(shard: tuple[Path, Path]) -> None:
-        records_file, output = shard
-        Indexer(executable).index(records_file.read_text(encoding="utf-8").splitlines(), output)
+    def one(shard: tuple[int, Path, Path]) -> None:
+        number, records_file, output = shard
+        Indexer(executable).index(records_file.read_text(encoding="utf-8").splitlines(), output, unused(number))
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="pagefind") as pool:
         for _ in pool.map(one, shards):
             pass
 
 
-def strip_bundle(directory: Path, number: int) -> None:
-    """The search UI lives in the first shard: remove it from the others."""
-    for name in ("pagefind-ui.js", "pagefind-ui.css") if number > 1 else ():
-        (directory / name).unlink(missing_ok=True)
+def unused(number: int) -> tuple[str, ...]:
+    """The files of Pagefind's bundle that shard `number` leaves out: the other UIs, and, but for the first
+    shard (where the search page loads it from), the UI itself."""
+    return UNUSED + (("pagefind-ui.js", "pagefind-ui.css") if number > 1 else ())
 
 
 def binary() -> Path | None:

@@ -38,8 +38,8 @@ import sqlite3
 import tempfile
 import threading
 from collections import Counter, defaultdict
-from contextlib import ExitStack
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -785,7 +785,7 @@ class SiteWriter:
             source.write_text("\n".join(lines) + "\n", encoding="utf-8")
             output = self.staging / unit
             shutil.rmtree(output, ignore_errors=True)  # never write into files linked from the published site
-            shards.append((source, output))
+            shards.append((number, source, output))
             job.todo.append((shard, unit, value))
         if not job.todo:
             return job
@@ -812,9 +812,8 @@ class SiteWriter:
             self.db.execute("DELETE FROM seen WHERE unit LIKE 'pagefind/%'")
             return search.SearchResult(False, f"Pagefind failed: {job.error}")
         done = []
-        for shard, unit, value in job.todo:
+        for _, unit, value in job.todo:
             directory = self.staging / unit
-            search.strip_bundle(directory, shard.number)
             files = sorted(p.relative_to(self.staging).as_posix() for p in directory.rglob("*") if p.is_file())
             done.append((unit, value, files, None))
             self.counts["rendered"] += 1
