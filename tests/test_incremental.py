@@ -287,3 +287,25 @@ def test_a_second_build_of_the_same_site_is_refused_while_one_runs(tmp_path, no_
         assert not site.exists() and not (tmp_path / ".site.staging").exists()
     assert f"{site}: another build is writing or checking this site" in capsys.readouterr().err
     assert main(args) == 0 and (site / "index.html").is_file()
+
+
+def test_a_manifest_in_an_older_format_is_started_again(tmp_path, no_search):
+    source = archive(tmp_path / "archive", papers(6))
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    manifest = state_directory(cache, site) / "manifest.sqlite"
+    with sqlite3.connect(manifest) as db:  # the layout before unit data had a table of its own
+        db.execute("DROP TABLE unit_data")
+        db.execute("ALTER TABLE site_units ADD COLUMN data TEXT")
+        db.execute("DELETE FROM meta WHERE key = 'format'")
+    assert main(["build", "--archive", source, "--out", str(site), "--cache", str(cache), "--check"]) == 1
+    summary = build(BuildConfig(archive=source, out=site, cache=cache))
+    assert summary.pages.get("kept", 0) == 0 and not summary.noop
+    with sqlite3.connect(manifest) as db:
+        assert [c[1] for c in db.execute("PRAGMA table_info(site_units)")] == ["unit", "hash", "files"]
+        kept = db.execute("SELECT COUNT(*) FROM unit_data d JOIN site_units u USING (unit, hash)").fetchone()[0]
+    assert kept == 6  # each paper's listing, feed entry and search record, at the digest it was made at
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None))
+    assert identical(site, clean) == []
+    assert build(BuildConfig(archive=source, out=site, cache=cache)).noop

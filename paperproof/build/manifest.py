@@ -6,13 +6,18 @@ its files are made from (its archive row and code links, the records and samples
 it shows, the code and templates of paperproof, the build settings) and the list of its files. The
 manifest is an SQLite database in the build's state directory (under `--cache`):
 
-- `site_units`: the units of the published site, as they were when it was swapped in;
+- `site_units`: the units of the published site, as they were when it was swapped in (clustered by
+  unit, and small: a unit's digest and file list);
 - `stage_units`: the units of the staging tree being built. The staging tree starts as hard links of
   the published one and `stage_units` as a copy of `site_units`; a unit is re-rendered only when its
   digest differs. Before a new unit's files are written its row is committed with no digest (so the
   files of a build killed there are known, and removed or rewritten by the next build), and the digest
   is committed after the files are written. A killed build therefore leaves a staging tree that the
   next build resumes: units already written with the right digest are kept.
+- `unit_data`: what the rest of the build needs of a unit it does not render again (a paper's listing,
+  feed entry and search record), under the unit and the digest it was made at, so it is valid for
+  whichever table holds that digest. Kept apart, the units tables stay small enough to copy, walk and
+  compare at archive scale.
 - `meta`: the published tree's id (also in the site's `.paperproof-build`, which is how a build
   knows the site on disk is the one the manifest describes), the digest of all inputs it was built from
   (equal digests: nothing to do), and the state of the staging tree.
@@ -97,7 +102,8 @@ def _connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
     return db
 
 
-_UNITS = "(unit TEXT PRIMARY KEY, hash BLOB, files TEXT NOT NULL, data TEXT)"
+_UNITS = "(unit TEXT PRIMARY KEY, hash BLOB, files TEXT NOT NULL) WITHOUT ROWID"
+FORMAT = "2"  # of the tables: a manifest in another format is started again (its site is rebuilt)
 
 
 class Manifest:
@@ -106,16 +112,32 @@ class Manifest:
     def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = path
         self.readonly = readonly
-        if readonly and not path.exists():
+        self.db = _connect(path, readonly) if path.exists() or not readonly else None
+        if self.db is not None and self._format() != FORMAT:
+            if readonly:  # a manifest in another format describes nothing this build can use
+                self.db.close()
+                self.db = None
+            else:
+                for table in ("meta", "site_units", "stage_units", "unit_data", "changed", "files"):
+                    self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        if self.db is None:
             self.db = sqlite3.connect(":memory:")
-        else:
-            self.db = _connect(path, readonly)
-        if not readonly or not path.exists():
-            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            self.db.execute(f"CREATE TABLE IF NOT EXISTS site_units {_UNITS}")
-            self.db.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, "
-                            "inode INTEGER, digest TEXT)")
-            self.db.commit()
+        elif readonly:
+            return
+        self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS site_units {_UNITS}")
+        self.db.execute("CREATE TABLE IF NOT EXISTS unit_data (unit TEXT PRIMARY KEY, hash BLOB NOT NULL, "
+                        "data TEXT NOT NULL) WITHOUT ROWID")
+        self.db.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, "
+                        "inode INTEGER, digest TEXT)")
+        self.set("format", FORMAT)
+        self.db.commit()
+
+    def _format(self) -> str | None:
+        try:
+            return self.get("format")
+        except sqlite3.OperationalError:  # no meta table: a new database
+            return None
 
     def close(self) -> None:
         self.db.close()
@@ -181,8 +203,8 @@ class Manifest:
         if from_site:
             self.db.execute("INSERT INTO stage_units SELECT * FROM site_units")
         if previous:
-            self.db.execute("INSERT OR REPLACE INTO stage_units (unit, hash, files, data) "
-                            "SELECT o.unit, NULL, o.files, NULL FROM stage_old o LEFT JOIN stage_units s "
+            self.db.execute("INSERT OR REPLACE INTO stage_units (unit, hash, files) "
+                            "SELECT o.unit, NULL, o.files FROM stage_old o LEFT JOIN stage_units s "
                             "ON s.unit = o.unit WHERE s.hash IS NULL OR s.hash != o.hash OR o.hash IS NULL")
             self.db.execute("DROP TABLE stage_old")
         self.db.commit()
@@ -200,30 +222,46 @@ class Manifest:
         for key in ("stage_base", "stage_ready", "pending_tree", "pending_inputs", "pending_summary"):
             self.set(key, None)
 
-    def lookup(self, table: str, unit: str) -> tuple[bytes | None, str | None] | None:
-        row = self.db.execute(f"SELECT hash, data FROM {table} WHERE unit = ?", (unit,)).fetchone()
-        return (row[0], row[1]) if row else None
+    def lookup(self, table: str, units: list[str]) -> dict[str, tuple[bytes | None, str | None]]:
+        """The digest of each of `units` that `table` holds, with the unit's data when it was made at that digest."""
+        marks = ",".join("?" * len(units))
+        rows = self.db.execute(f"SELECT u.unit, u.hash, d.data FROM {table} u LEFT JOIN unit_data d "
+                               f"ON d.unit = u.unit AND d.hash = u.hash WHERE u.unit IN ({marks})", units)
+        return {unit: (h, data) for unit, h, data in rows}
 
     def mark_pending(self, rows: Iterable[tuple[str, list[str]]]) -> None:
         """Before writing: these units' files are about to change (kept listed, digest cleared)."""
-        self.db.executemany("INSERT INTO stage_units (unit, hash, files, data) VALUES (?, NULL, ?, NULL) "
+        self.db.executemany("INSERT INTO stage_units (unit, hash, files) VALUES (?, NULL, ?) "
                             "ON CONFLICT(unit) DO UPDATE SET hash = NULL, "
                             "files = CASE WHEN stage_units.files = excluded.files THEN stage_units.files "
                             "ELSE stage_units.files || char(10) || excluded.files END",
                             [(unit, "\n".join(files)) for unit, files in rows])
         self.db.commit()
 
-    def mark_done(self, rows: Iterable[tuple[str, bytes, list[str], str | None]]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO stage_units VALUES (?, ?, ?, ?)",
-                            [(unit, h, "\n".join(files), data) for unit, h, files, data in rows])
+    def mark_done(self, rows: Iterable[tuple[str, bytes | None, list[str], str | None]]) -> None:
+        """After writing: each unit's digest (None: written but failed), files, and data (None: none)."""
+        rows = list(rows)
+        self.db.executemany("INSERT OR REPLACE INTO stage_units VALUES (?, ?, ?)",
+                            [(unit, h, "\n".join(files)) for unit, h, files, _ in rows])
+        self.db.executemany("INSERT OR REPLACE INTO unit_data VALUES (?, ?, ?)",
+                            [(unit, h, data) for unit, h, _, data in rows if h is not None and data is not None])
         self.db.commit()
 
-    def units(self, table: str) -> Iterator[tuple[str, bytes | None, list[str]]]:
-        for unit, h, files in self.db.execute(f"SELECT unit, hash, files FROM {table} ORDER BY unit"):
-            yield unit, h, [f for f in files.split("\n") if f]
+    def absent(self, table: str, seen: Path) -> list[tuple[str, list[str]]]:
+        """The units of `table`, with their files, that are not in table `seen` (one column, `unit`) of the SQLite
+        database at `seen`: one anti-join, in unit order."""
+        self.db.execute("ATTACH DATABASE ? AS other", (str(seen),))
+        try:
+            rows = self.db.execute(f"SELECT unit, files FROM {table} u WHERE NOT EXISTS "
+                                   "(SELECT 1 FROM other.seen s WHERE s.unit = u.unit) ORDER BY unit").fetchall()
+        finally:
+            self.db.execute("DETACH DATABASE other")
+        return [(unit, [f for f in files.split("\n") if f]) for unit, files in rows]
 
     def remove(self, units: Iterable[str]) -> None:
-        self.db.executemany("DELETE FROM stage_units WHERE unit = ?", [(u,) for u in units])
+        rows = [(u,) for u in units]
+        self.db.executemany("DELETE FROM stage_units WHERE unit = ?", rows)
+        self.db.executemany("DELETE FROM unit_data WHERE unit = ?", rows)
         self.db.commit()
 
     def record_changes(self) -> None:

@@ -294,10 +294,11 @@ class SiteWriter:
     def _table(self) -> str:
         return "site_units" if self.check else "stage_units"
 
-    def _previous(self, unit: str) -> tuple[bytes | None, str | None] | None:
+    def _previous(self, units: list[str]) -> dict[str, tuple[bytes | None, str | None]]:
+        """What the manifest holds of each of `units`: its digest, and its data when made at that digest."""
         if self.check and not self.site_ok:
-            return None
-        return self.manifest.lookup(self._table(), unit)
+            return {}
+        return self.manifest.lookup(self._table(), units)
 
     def _seen(self, unit: str) -> None:
         self.db.execute("INSERT OR IGNORE INTO seen VALUES (?)", (unit,))
@@ -310,7 +311,7 @@ class SiteWriter:
     def _unchanged(self, unit: str, value: bytes) -> bool:
         """Mark `unit` as part of this build; True (counted as kept) when its digest equals the one on record."""
         self._seen(unit)
-        previous = self._previous(unit)
+        previous = self._previous([unit]).get(unit)
         if previous is not None and previous[0] == value:
             self.counts["kept"] += 1
             return True
@@ -406,7 +407,7 @@ class SiteWriter:
     def _paper_block(self, block: list[tuple[Any, Any, str]], links: LinkTable | dict, repos: dict[str, RepoWork]) -> None:
         """Digest a block of papers; those whose digest changed are sent to the render processes."""
         self.db.executemany("INSERT OR IGNORE INTO seen VALUES (?)", [(unit,) for _, _, unit in block])
-        previous = self._previous_many([unit for _, _, unit in block])
+        previous = self._previous([unit for _, _, unit in block])
         curated = community.curated()
         for paper, source, unit in block:
             slug = paper.slug
@@ -441,13 +442,6 @@ class SiteWriter:
             if len(self._chunk) >= PAPER_CHUNK:
                 self._send_papers(self._chunk)
                 self._chunk = []
-
-    def _previous_many(self, units: list[str]) -> dict[str, tuple[bytes | None, str | None]]:
-        if self.check and not self.site_ok:
-            return {}
-        marks = ",".join("?" * len(units))
-        rows = self.manifest.db.execute(f"SELECT unit, hash, data FROM {self._table()} WHERE unit IN ({marks})", units)
-        return {unit: (h, data) for unit, h, data in rows}
 
     def _send_papers(self, chunk: list[tuple[str, bytes, tuple, tuple]]) -> None:
         files = {unit: [self._path(self.urls.paper(item[0])), self._path(self.urls.paper_json(item[0]))]
@@ -518,7 +512,7 @@ class SiteWriter:
             if self._unchanged(unit, value):
                 continue
             if self.check:
-                self._stale(f"repository {record.repo}" + (" (new)" if self._previous(unit) is None else ""))
+                self._stale(f"repository {record.repo}" + (" (new)" if unit not in self._previous([unit]) else ""))
                 continue
             files = [self._path(urls.repo(slug)), self._path(urls.repo_json(slug))]
             for sample in work.samples:
@@ -831,15 +825,15 @@ class SiteWriter:
         """With `check`: papers and repositories of the published site that this build would remove."""
         if not self.site_ok:
             return
-        for unit, _, _ in self.manifest.units("site_units"):
-            if unit.startswith(("paper/", "repo/")) and not self.db.execute(
-                    "SELECT 1 FROM seen WHERE unit = ?", (unit,)).fetchone():
+        self.db.commit()
+        for unit, _ in self.manifest.absent("site_units", self._scratch):
+            if unit.startswith(("paper/", "repo/")):
                 self._stale(f"removed: {unit}")
 
     def _finish(self) -> None:
         """Remove the units this build did not produce, mark the tree, swap it in, and commit the manifest."""
-        gone = [(unit, files) for unit, _, files in self.manifest.units("stage_units")
-                if not self.db.execute("SELECT 1 FROM seen WHERE unit = ?", (unit,)).fetchone()]
+        self.db.commit()
+        gone = self.manifest.absent("stage_units", self._scratch)
         for _, files in gone:
             for name in files:
                 remove_file(self.staging / name, self.staging)
