@@ -104,3 +104,23 @@ def test_pagefind_indexes_records_streamed_to_its_service(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"url": "/x/", "content": "x", "meta": {"title": 3}}\n')
     with pytest.raises(search.PagefindError):
         search.index_shards([(1, tmp_path / "bad.jsonl", tmp_path / "bad")])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=ALPHABET, max_size=40))
+def test_the_plain_text_of_prose_is_its_words(text):
+    from html import unescape
+
+    import nh3
+
+    if prose_html(text) is not None:
+        assert plain_text(text, 10_000) == " ".join(unescape(nh3.clean(markdown.markdown(text), tags=set())).split())
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=ALPHABET, max_size=40))
+def test_prose_needs_no_sanitising(text):
+    from paperproof.build.render import sanitise
+
+    if text and prose_html(text) is not None:
+        assert markdown_html(text) == sanitise(prose_html(text))

@@ -42,8 +42,14 @@ def markdown_html(text: str | None, heading_offset: int = 2, link_base: Callable
     """
     if not text:
         return Markup("")
-    html = _markdown(text, "page")
+    if prose_html(text) is not None:  # paragraphs and escaped text, which the sanitiser gives back as they are
+        return Markup(prose_html(text).replace("\xa0", "&nbsp;"))
+    return sanitise(_markdown(text, "page"), heading_offset, link_base, image_base)
 
+
+def sanitise(html: str, heading_offset: int = 2, link_base: Callable[[str], str] | None = None,
+             image_base: Callable[[str], str] | None = None) -> Markup:
+    """HTML from Markdown made safe (see `markdown_html`)."""
     def attribute(tag: str, attr: str, value: str) -> str | None:
         if (tag, attr) not in (("a", "href"), ("img", "src")):
             return value
@@ -65,26 +71,46 @@ def markdown_html(text: str | None, heading_offset: int = 2, link_base: Callable
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 # Markdown at archive scale. Most abstracts are prose, for which Markdown gives one `<p>` per paragraph,
-# with `&`, `<` and `>` escaped, and nothing else. `_NOT_PROSE` finds everything that could make it give
-# more: a line starting like a block (`#`, `>`, `-`, `+`, `=`, `~`, `<`, a digit and `.` or `)`, or
-# whitespace), whitespace ending a line, control characters, the characters that always mean something
-# (`*`, `` ` ``, `[`, `]`, `|`), a backslash before a character it escapes, `_` not between two word
-# characters (only there is it never emphasis), `&` starting an entity, and `<` followed by anything but
-# a space, a digit, `=` or `-` (a tag, an autolink), or by one of those in a text with an `@` (a mail
-# autolink). Text it does not match skips the parser; the result is the parser's own
+# with `&`, `<` and `>` escaped, and nothing else. `_is_prose` looks for everything that could make it
+# give more: control characters and the characters that always mean something (`*`, `` ` ``, `[`, `]`,
+# `|`); a backslash before a character it escapes; `_` not between two word characters (only there is it
+# never emphasis); `&` starting an entity; `<` followed by anything but a space, a digit, `=` or `-` (a
+# tag, an autolink), or by one of those in a text with an `@` (a mail autolink); and a line starting like
+# a block (`#`, `>`, `-`, `+`, `=`, `~`, `<`, a digit and `.` or `)`, or whitespace) or ending in
+# whitespace. Each pattern is looked for only when the character it starts with is in the text, so prose
+# costs a few scans. Text that passes skips the parser; the result is the parser's own
 # (tests/test_scale.py holds them to the same output). The parser, when needed, is built once per
 # process and reset between texts, and the last results are kept: a paper's abstract is converted once
 # for its page, its description and its feed entry.
-_NOT_PROSE = re.compile(
-    r"^(?:[ \t#>+=~<-]|\d+[.)]|[^\S\n])|[^\S\n]$|[\x00-\x09\x0b-\x1f\x7f*`\[\]|]"
-    r"|\\(?:[\\`*_{}\[\]()>#+\-.!|\n]|$)|(?<!\w)_|_(?!\w)|&(?:#|\w+;)|<(?![ \d=-])", re.MULTILINE)
+_ALWAYS_MARKUP = re.compile(r"[\x00-\x09\x0b-\x1f\x7f*`\[\]|]")
+_BY_CHARACTER = (
+    ("\\", re.compile(r"\\(?:[\\`*_{}\[\]()>#+\-.!|\n]|$)", re.MULTILINE)),
+    ("_", re.compile(r"(?<!\w)_|_(?!\w)")),
+    ("&", re.compile(r"&(?:#|\w+;)")),
+    ("<", re.compile(r"<(?![ \d=-])")),
+)
 _MAIL = re.compile(r"<[\d=-]")
+_BLOCK_START = frozenset(" \t#>+=~<-")
+_NUMBERED = re.compile(r"\d+[.)]")
 _CONVERTERS: dict[str, markdown.Markdown] = {}
 
 
+def _is_prose(text: str) -> bool:
+    if _ALWAYS_MARKUP.search(text):
+        return False
+    for character, pattern in _BY_CHARACTER:
+        if character in text and pattern.search(text):
+            return False
+    if "@" in text and "<" in text and _MAIL.search(text):
+        return False
+    return not any(line and (line[0] in _BLOCK_START or line[0].isspace() or line[-1].isspace()
+                             or _NUMBERED.match(line)) for line in text.split("\n"))
+
+
+@lru_cache(maxsize=8)
 def prose_html(text: str) -> str | None:
     """What Markdown makes of `text` when it is prose (paragraphs of text), else None."""
-    if _NOT_PROSE.search(text) or ("@" in text and _MAIL.search(text)):
+    if not _is_prose(text):
         return None
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return "\n".join(f"<p>{p.strip(chr(10))}</p>" for p in escaped.split("\n\n") if p.strip("\n"))
@@ -135,7 +161,10 @@ def plain_text(text: str | None, limit: int = 300) -> str:
 
 @lru_cache(maxsize=8)
 def _flat(text: str) -> str:
-    """Markdown as one line of plain text (kept: a paper's description and its feed entry use the same)."""
+    """Markdown as one line of plain text (kept: a paper's description and its feed entry use the same). Prose
+    is its own plain text: the paragraphs Markdown would make of it, their tags dropped, are its words."""
+    if prose_html(text) is not None:
+        return " ".join(text.split())
     return " ".join(html_unescape(nh3.clean(_markdown(text, "plain"), tags=set())).split())
 
 
