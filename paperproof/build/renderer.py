@@ -50,7 +50,7 @@ class Renderer:
     # --- files ---
 
     def path(self, url: str) -> str:
-        return file_for(url, self.urls.base).as_posix()
+        return file_for(url, self.urls.base)
 
     def write(self, url: str, content: str) -> str:
         name = self.path(url)

@@ -135,25 +135,28 @@ class Indexer:
             raise PagefindError(str(payload.get("message", "an error without a message")).splitlines()[0][:200])
         return payload
 
-    def _ask(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def _ask(self, payload: dict[str, Any] | str) -> dict[str, Any]:
+        """Send a message (its payload as a dict, or already as JSON) and wait for its answer."""
         assert self.process.stdin is not None
         self._sent += 1
-        message = {"message_id": self._sent, "payload": payload}
-        self.process.stdin.write(base64.b64encode(json.dumps(message, ensure_ascii=False).encode()) + b",")
+        body = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+        message = f'{{"message_id":{self._sent},"payload":{body}}}'
+        self.process.stdin.write(base64.b64encode(message.encode()) + b",")
         self.process.stdin.flush()
         return self._answer()
 
     def index(self, records: list[str], output: Path, leave_out: tuple[str, ...] = ()) -> None:
         """Index the records (from `record`) and write the index to `output`, but for the files named in
-        `leave_out`. One record at a time, each
-        answered before the next is sent, so Pagefind numbers the pages in the order given whatever it does
-        with messages in flight: the same records give the same index."""
+        `leave_out`. One record at a time, each answered before the next is sent, so Pagefind numbers the
+        pages in the order given whatever it does with messages in flight: the same records give the same
+        index. A record is already the JSON of the message's url, content and meta: it is sent as it is."""
         try:
             index_id = self._ask({"type": "NewIndex", "config": {"force_language": "en"}})["index_id"]
+            head = f'{{"type":"AddRecord","index_id":{int(index_id)},"language":"en","filters":null,"sort":null,'
             for line in records:
-                fields = json.loads(line)
-                self._ask({"type": "AddRecord", "index_id": index_id, "language": "en", "url": fields["url"],
-                           "content": fields["content"], "meta": fields["meta"], "filters": None, "sort": None})
+                if not line.startswith('{"url":'):
+                    raise PagefindError(f"not a search record: {line[:80]!r}")
+                self._ask(head + line[1:])
             # The files come back in the answer and are written here: with WriteFiles, Pagefind answers
             # before its writes finish, and exits when its input closes, leaving files cut short.
             for file in self._ask({"type": "GetFiles", "index_id": index_id})["files"]:

@@ -343,7 +343,7 @@ class SiteWriter:
         self.counts["rendered"] += 1
 
     def _path(self, url: str) -> str:
-        return file_for(url, self.urls.base).as_posix()
+        return file_for(url, self.urls.base)
 
     def _record_files(self, template: str, record: BaseModel, url: str, json_url: str, schema: str, description: str,
                       **context: Any) -> dict[str, Callable[[], str]]:

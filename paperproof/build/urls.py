@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from paperproof.catalogue.archive_rows import task_slug
 
@@ -140,10 +139,10 @@ def task_key(name: str) -> str:
     return safe_segment(task_slug(name))
 
 
-def file_for(url_path: str, base: str = "") -> PurePosixPath:
-    """The file under the site root that serves a URL path (`/x/` -> `x/index.html`)."""
+def file_for(url_path: str, base: str = "") -> str:
+    """The file under the site root that serves a URL path (`/x/` -> `x/index.html`), as a POSIX path."""
     path = url_path[len(base.rstrip("/")):] if base and url_path.startswith(base.rstrip("/")) else url_path
     path = path.lstrip("/")
     if not path or path.endswith("/"):
-        return PurePosixPath(path) / "index.html"
-    return PurePosixPath(path)
+        return path + "index.html"
+    return path
