@@ -103,7 +103,7 @@ def _connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
 
 
 _UNITS = "(unit TEXT PRIMARY KEY, hash BLOB, files TEXT NOT NULL) WITHOUT ROWID"
-FORMAT = "2"  # of the tables: a manifest in another format is started again (its site is rebuilt)
+FORMAT = "3"  # of the tables: a manifest in another format is started again (its site is rebuilt)
 
 
 class Manifest:
@@ -127,7 +127,7 @@ class Manifest:
         self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         self.db.execute(f"CREATE TABLE IF NOT EXISTS site_units {_UNITS}")
         self.db.execute("CREATE TABLE IF NOT EXISTS unit_data (unit TEXT PRIMARY KEY, hash BLOB NOT NULL, "
-                        "data TEXT NOT NULL) WITHOUT ROWID")
+                        "data TEXT NOT NULL)")  # rows of kilobytes: appended, not kept in key order
         self.db.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, "
                         "inode INTEGER, digest TEXT)")
         self.set("format", FORMAT)

@@ -124,12 +124,13 @@ class Indexer:
     def _answer(self) -> dict[str, Any]:
         """The next answer's payload; raises on an error or when Pagefind exits."""
         assert self.process.stdout is not None
-        while b"," not in self._pending:
-            chunk = self.process.stdout.read1(1 << 16)
+        chunks = [self._pending]
+        while b"," not in chunks[-1]:  # an answer of many megabytes comes in many reads: each is looked at once
+            chunk = self.process.stdout.read1(1 << 20)
             if not chunk:
                 raise PagefindError(f"Pagefind exited (status {self.process.wait()}) before it answered")
-            self._pending += chunk
-        message, self._pending = self._pending.split(b",", 1)
+            chunks.append(chunk)
+        message, self._pending = b"".join(chunks).split(b",", 1)
         payload = json.loads(base64.b64decode(message))["payload"]
         if payload.get("type") == "Error":
             raise PagefindError(str(payload.get("message", "an error without a message")).splitlines()[0][:200])

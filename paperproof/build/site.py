@@ -380,6 +380,7 @@ class SiteWriter:
             self._begin()
         self.papers_written = 0
         self._chunk: list[tuple[str, bytes, tuple, tuple]] = []
+        self._paper_rows: list[tuple] = []
         seen: set[bytes] = set()
         block: list[tuple[Any, Any, str]] = []
         for paper, source in bar(archive.papers(), "pages", unit="paper"):
@@ -399,6 +400,7 @@ class SiteWriter:
         if self._chunk:
             self._send_papers(self._chunk)
         self.pool.drain()
+        self._store_papers()
         self.db.commit()
         if not self.check:
             self._search = self._start_search()  # Pagefind indexes while repository and list pages render
@@ -468,10 +470,17 @@ class SiteWriter:
 
     def _add_paper(self, unit: str, sort_keys: tuple, listing: str, feed: str | None, doc: str | None, ran: int) -> None:
         slug, title, title_key, date, specimen, bucket, tasks = sort_keys
-        self.db.execute("INSERT INTO papers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (unit, slug, title, title_key, date, specimen, ran, bucket, doc, listing, feed, tasks))
-        self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (self.urls.paper(slug),))
+        self._paper_rows.append((unit, slug, title, title_key, date, specimen, ran, bucket, doc, listing, feed, tasks))
         self.papers_written += 1
+        if len(self._paper_rows) >= PAPER_CHUNK * 8:
+            self._store_papers()
+
+    def _store_papers(self) -> None:
+        """The rows `_add_paper` gathered, into the scratch tables, in one statement each."""
+        self.db.executemany("INSERT INTO papers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self._paper_rows)
+        self.db.executemany("INSERT OR IGNORE INTO pages VALUES (?)",
+                            [(self.urls.paper(row[1]),) for row in self._paper_rows])
+        self._paper_rows = []
 
     # --- repositories and samples ---
 
@@ -661,11 +670,17 @@ class SiteWriter:
     def _write_tasks(self) -> None:
         names: dict[str, Counter] = defaultdict(Counter)
         self.db.execute("CREATE TABLE task_papers (task TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (task, slug))")
+        keys: dict[str, str] = {}
+        pairs: list[tuple[str, str]] = []
         for slug, tasks in self.db.execute("SELECT slug, tasks FROM papers ORDER BY slug").fetchall():
             for name in json.loads(tasks):
-                key = task_key(name)
+                key = keys.get(name) or keys.setdefault(name, task_key(name))
                 names[key][name] += 1
-                self.db.execute("INSERT OR IGNORE INTO task_papers VALUES (?, ?)", (key, slug))
+                pairs.append((key, slug))
+            if len(pairs) >= 50_000:
+                self.db.executemany("INSERT OR IGNORE INTO task_papers VALUES (?, ?)", pairs)
+                pairs = []
+        self.db.executemany("INSERT OR IGNORE INTO task_papers VALUES (?, ?)", pairs)
         listings = []
         for key in sorted(names):
             ranked = sorted(names[key].items(), key=lambda kv: (-kv[1], kv[0]))
