@@ -250,6 +250,7 @@ class Manifest:
     def absent(self, table: str, seen: Path) -> list[tuple[str, list[str]]]:
         """The units of `table`, with their files, that are not in table `seen` (one column, `unit`) of the SQLite
         database at `seen`: one anti-join, in unit order."""
+        self.db.commit()  # no database can be attached or detached inside a transaction
         self.db.execute("ATTACH DATABASE ? AS other", (str(seen),))
         try:
             rows = self.db.execute(f"SELECT unit, files FROM {table} u WHERE NOT EXISTS "
