@@ -674,7 +674,9 @@ class SiteWriter:
         pairs: list[tuple[str, str]] = []
         for slug, tasks in self.db.execute("SELECT slug, tasks FROM papers ORDER BY slug").fetchall():
             for name in json.loads(tasks):
-                key = keys.get(name) or keys.setdefault(name, task_key(name))
+                key = keys.get(name)
+                if key is None:
+                    key = keys[name] = task_key(name)
                 names[key][name] += 1
                 pairs.append((key, slug))
             if len(pairs) >= 50_000:
@@ -840,14 +842,14 @@ class SiteWriter:
         """With `check`: papers and repositories of the published site that this build would remove."""
         if not self.site_ok:
             return
-        self.db.commit()
+        self.db.commit()  # the manifest reads `seen` from the scratch file: only committed rows are there
         for unit, _ in self.manifest.absent("site_units", self._scratch):
             if unit.startswith(("paper/", "repo/")):
                 self._stale(f"removed: {unit}")
 
     def _finish(self) -> None:
         """Remove the units this build did not produce, mark the tree, swap it in, and commit the manifest."""
-        self.db.commit()
+        self.db.commit()  # as in `_check_removed`
         gone = self.manifest.absent("stage_units", self._scratch)
         for _, files in gone:
             for name in files:
