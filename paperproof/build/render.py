@@ -42,8 +42,9 @@ def markdown_html(text: str | None, heading_offset: int = 2, link_base: Callable
     """
     if not text:
         return Markup("")
-    if prose_html(text) is not None:  # paragraphs and escaped text, which the sanitiser gives back as they are
-        return Markup(prose_html(text).replace("\xa0", "&nbsp;"))
+    prose = prose_html(text)
+    if prose is not None:  # paragraphs and escaped text, which the sanitiser gives back as they are
+        return Markup(prose.replace("\xa0", "&nbsp;"))
     return sanitise(_markdown(text, "page"), heading_offset, link_base, image_base)
 
 
