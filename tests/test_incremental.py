@@ -278,6 +278,53 @@ def test_the_replaced_tree_is_patched_into_the_next_build_instead_of_copied(tmp_
     rebuild(rows, sentinel=False)  # ... so it is discarded, and the staging tree seeded from the site
 
 
+def test_a_site_made_by_other_code_is_rendered_afresh_and_keeps_its_search_index(tmp_path):
+    source = archive(tmp_path / "archive", papers(30))
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    before = files(site)
+    # The build settings are part of the code's digest: another base URL changes every page, as a new
+    # release of paperproof does, but no search record (their URLs are site-relative).
+    base = "https://example.org/catalogue"
+    summary = build(BuildConfig(archive=source, out=site, cache=cache, base_url=base))
+    after = files(site)
+    shards = [path for path in before if path.startswith("pagefind/")]
+    assert shards and all(after[path][0] == before[path][0] for path in shards)  # linked, not indexed again
+    assert summary.pages["kept"] == 1 and summary.pages["removed"] == 0  # the one shard
+    pages = [path for path in after if not path.startswith("pagefind/")]
+    assert all(path not in before or after[path][0] != before[path][0] for path in pages)  # every page written anew
+    assert base.encode() in after["paper/paper-0003/index.html"][1]
+    assert not (tmp_path / ".site.previous").exists()  # nothing of the replaced tree is worth patching
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None, base_url=base))
+    assert identical(site, clean) == []
+
+    again = build(BuildConfig(archive=source, out=site, cache=cache, base_url=base))
+    assert again.noop
+
+
+def test_a_killed_build_by_other_code_resumes_without_writing_into_the_published_site(tmp_path, no_search):
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    source = archive(tmp_path / "archive", papers(900))
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    before = files(site)
+
+    base = "https://example.org/catalogue"
+    script = ("import sys; from paperproof.build import search; search.binary = lambda: None; "
+              "from paperproof.cli import main; sys.exit(main(sys.argv[1:]))")
+    command = [sys.executable, "-c", script, "build", "--archive", source, "--out", str(site), "--cache", str(cache),
+               "--jobs", "1", "--base-url", base]
+    assert _killed_build(command, state_directory(cache, site) / "manifest.sqlite"), "the build finished first"
+    assert files(site) == before
+
+    archive(tmp_path / "archive", papers(900, title="Retitled"))  # and the inputs change before it resumes
+    summary = build(BuildConfig(archive=source, out=site, cache=cache, base_url=base))
+    assert "resumed the staging tree of an unfinished build" in summary.notes
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None, base_url=base))
+    assert identical(site, clean) == []
+
+
 def test_a_second_build_of_the_same_site_is_refused_while_one_runs(tmp_path, no_search, capsys):
     source = archive(tmp_path / "archive", papers(3))
     site = tmp_path / "site"

@@ -10,7 +10,8 @@ manifest is an SQLite database in the build's state directory (under `--cache`):
   unit, and small: a unit's digest and file list);
 - `stage_units`: the units of the staging tree being built. The staging tree starts as hard links of
   the published one and `stage_units` as a copy of `site_units`; a unit is re-rendered only when its
-  digest differs. Before a new unit's files are written its row is committed with no digest (so the
+  digest differs. (When other code made the published site, both start empty, and a unit is linked
+  from the site when `site_units` holds it at the same digest.) Before a new unit's files are written its row is committed with no digest (so the
   files of a build killed there are known, and removed or rewritten by the next build), and the digest
   is committed after the files are written. A killed build therefore leaves a staging tree that the
   next build resumes: units already written with the right digest are kept.
@@ -211,7 +212,7 @@ class Manifest:
 
     def drop_stage(self) -> None:
         self.db.execute("DROP TABLE IF EXISTS stage_units")
-        for key in ("stage_base", "stage_ready"):
+        for key in ("stage_base", "stage_ready", "stage_linked"):
             self.set(key, None)
         self.db.commit()
 
@@ -219,7 +220,7 @@ class Manifest:
         """The staging tree is now the published one: its units become the site's."""
         self.db.execute("DROP TABLE site_units")
         self.db.execute("ALTER TABLE stage_units RENAME TO site_units")
-        for key in ("stage_base", "stage_ready", "pending_tree", "pending_inputs", "pending_summary"):
+        for key in ("stage_base", "stage_ready", "stage_linked", "pending_tree", "pending_inputs", "pending_summary"):
             self.set(key, None)
 
     def lookup(self, table: str, units: list[str]) -> dict[str, tuple[bytes | None, str | None]]:
@@ -228,6 +229,11 @@ class Manifest:
         rows = self.db.execute(f"SELECT u.unit, u.hash, d.data FROM {table} u LEFT JOIN unit_data d "
                                f"ON d.unit = u.unit AND d.hash = u.hash WHERE u.unit IN ({marks})", units)
         return {unit: (h, data) for unit, h, data in rows}
+
+    def files_at(self, table: str, unit: str, value: bytes) -> list[str] | None:
+        """The files of `unit` in `table` when it holds the unit at digest `value`, else None."""
+        row = self.db.execute(f"SELECT files FROM {table} WHERE unit = ? AND hash = ?", (unit, value)).fetchone()
+        return None if row is None else [name for name in row[0].split("\n") if name]
 
     def mark_pending(self, rows: Iterable[tuple[str, list[str]]]) -> None:
         """Before writing: these units' files are about to change (kept listed, digest cleared)."""

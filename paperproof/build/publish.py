@@ -1,7 +1,8 @@
 """Publishing a site: a staging tree beside the published one, swapped in only when complete.
 
 - `seed_staging` starts the staging tree as hard links of the published one, so that pages whose
-  inputs did not change cost one `link()` each and are never rendered again. Every later write to the
+  inputs did not change cost one `link()` each and are never rendered again. A build whose pages all
+  change (other code) starts an empty tree instead, and links in only what it keeps (`link_files`). Every later write to the
   staging tree replaces a file by renaming a new one over it (`write.write_file`), so the published
   files behind the links are never touched.
 - `swap` exchanges the two trees in one `renameat2(RENAME_EXCHANGE)` where the kernel and filesystem
@@ -53,6 +54,22 @@ def seed_staging(published: Path, staging: Path) -> int:
                     shutil.copy2(entry.path, destination, follow_symlinks=False)
                 count += 1
     return count
+
+
+def link_files(published: Path, staging: Path, names: Iterable[str]) -> None:
+    """Hard-link the files `names` (relative paths) of `published` into `staging`, creating directories, and
+    replacing a file already there."""
+    for name in names:
+        source, target = published / name, staging / name
+        try:
+            os.link(source, target)
+        except FileNotFoundError:
+            if not source.exists():
+                raise
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(source, target)
+        except FileExistsError:
+            link_over(source, target)
 
 
 def _exchange(a: Path, b: Path) -> bool:

@@ -12,7 +12,9 @@ grows with the pages. So:
   shard is cut into consecutive slices). Pagefind holds about 95 KB per paper while it indexes (measured
   on the synthetic archive of `bench/`), so a shard of 5,000 papers needs about 0.5 GB. Each shard is
   indexed by its own Pagefind process (two at a time in a build), written to `pagefind/<n>/`, and indexed
-  again only when the record of one of its papers changed;
+  again only when the record of one of its papers changed. What a shard is made from is its records, this
+  module and the Pagefind binary (`version`), not the rest of paperproof: a release that changes the
+  templates renders every page again but keeps the search index;
 - the search page loads the first shard with Pagefind's UI and merges the others (`mergeIndex`), so
   one query searches every shard.
 
@@ -30,11 +32,13 @@ import base64
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paperproof.build.manifest import digest
 from paperproof.build.write import write_new
 
 SHARD_SIZE = 5_000  # Pagefind holds about 95 KB per paper while it indexes: about 0.5 GB per shard
@@ -202,6 +206,13 @@ def unused(number: int) -> tuple[str, ...]:
     """The files of Pagefind's bundle that shard `number` leaves out: the other UIs, and, but for the first
     shard (where the search page loads it from), the UI itself."""
     return UNUSED + (("pagefind-ui.js", "pagefind-ui.css") if number > 1 else ())
+
+
+def version(executable: Path, file_digest: Callable[[Path], str]) -> str:
+    """What shapes a shard's files besides its records: this module (the records' format, the messages sent,
+    the files left out) and the Pagefind binary, by content (`file_digest` is the manifest's, which reads
+    a file again only when it changed on disk)."""
+    return digest(Path(__file__).read_bytes(), file_digest(executable.resolve())).hex()
 
 
 def binary() -> Path | None:

@@ -18,8 +18,10 @@ At archive scale (576,261 papers, 300,161 links) the writer:
   digest of its inputs in the manifest (`build.manifest`); a unit whose digest did not change is not
   rendered again, since its files are already in the staging tree (the tree the last build replaced,
   patched with the files that build changed, or else hard links of the published site), and the files
-  of units that are gone (papers that left the archive) are removed. When the digest of every input
-  together equals the published site's, there is nothing to do at all;
+  of units that are gone (papers that left the archive) are removed. A site made by other code (a new
+  release, other settings) has no page to keep: the staging tree starts empty, and only the search
+  shards, whose digests do not depend on the code, are linked in from the site. When the digest of
+  every input together equals the published site's, there is nothing to do at all;
 - publishes atomically: the staging tree is swapped in only when complete (`build.publish`). A build
   that fails or is killed leaves the published site as it was, and the next build resumes the staging
   tree from the manifest;
@@ -120,6 +122,7 @@ class SiteWriter:
         self._sources: dict[int, str] = {}
         self._temporary: Path | None = None
         self._search: _SearchJob | None = None  # started once the papers are written
+        self._link_site = False  # the staging tree started empty beside a published site (`_begin`)
 
     # --- lifecycle ---
 
@@ -261,16 +264,25 @@ class SiteWriter:
         if (m.has_stage() and self.staging.is_dir() and m.get("stage_ready") == "1"
                 and m.get("stage_base") == base):
             self.notes.append("resumed the staging tree of an unfinished build")
-            self.pool.fresh = m.get("stage_seeded") != "1"
+            self._link_site = m.get("stage_linked") == "1"
+            # files linked from the site may be in the tree: every write then replaces, never writes in place
+            self.pool.fresh = m.get("stage_seeded") != "1" and not self._link_site
             return
+        # A site made by other code (a new release, other settings): every page's digest changed, so linking
+        # the whole site into the staging tree, or patching the tree it replaced, would only be undone. The
+        # staging tree starts empty instead, and the few units whose digests do not depend on the code (the
+        # search shards) are linked from the site one by one (`_unchanged`).
+        seed = self.site_ok and read_marker(self.out).get("version") == self.version
+        self._link_site = self.site_ok and not seed
         publish.discard(self.staging)
-        m.new_stage(from_site=self.site_ok)
+        m.new_stage(from_site=seed)
         m.set("stage_ready", "0")
         m.set("stage_base", base)
-        m.set("stage_seeded", "1" if self.site_ok else "0")
-        self.pool.fresh = not self.site_ok
+        m.set("stage_seeded", "1" if seed else "0")
+        m.set("stage_linked", "1" if self._link_site else "0")
+        self.pool.fresh = not seed
         m.commit()
-        if not self.site_ok:
+        if not seed:
             self.staging.mkdir(parents=True)
         elif not self._recycle():
             publish.seed_staging(self.out, self.staging)
@@ -309,12 +321,21 @@ class SiteWriter:
             self.stale.append(what)
 
     def _unchanged(self, unit: str, value: bytes) -> bool:
-        """Mark `unit` as part of this build; True (counted as kept) when its digest equals the one on record."""
+        """Mark `unit` as part of this build; True (counted as kept) when its digest equals the one on record.
+        In a staging tree started empty beside a published site (`_begin`), a unit the site holds at this
+        digest is kept by hard-linking its files from the site."""
         self._seen(unit)
         previous = self._previous([unit]).get(unit)
         if previous is not None and previous[0] == value:
             self.counts["kept"] += 1
             return True
+        if self._link_site and previous is None:
+            files = self.manifest.files_at("site_units", unit, value)
+            if files is not None:
+                publish.link_files(self.out, self.staging, files)
+                self.manifest.mark_done([(unit, value, files, None)])
+                self.counts["kept"] += 1
+                return True
         return False
 
     def _emit(self, unit: str, files: dict[str, str | bytes | Callable[[], str | bytes]], inputs: bytes | None = None) -> None:
@@ -764,6 +785,11 @@ class SiteWriter:
             job.result = search.SearchResult(False, "no Pagefind binary found (pip install 'pagefind[bin]', or set "
                                                     "PAGEFIND_BINARY_PATH)")
             return job
+        executable = search.binary()
+        if executable is None:
+            job.result = search.SearchResult(False, "the Pagefind binary is gone")
+            return job
+        kind = search.version(executable, self.manifest.file_digest)
         counts = self.db.execute("SELECT bucket, COUNT(*) FROM papers GROUP BY bucket ORDER BY bucket").fetchall()
         bounds = search.plan_counts(counts, search.SHARD_SIZE)
         if not bounds:
@@ -774,7 +800,7 @@ class SiteWriter:
         shutil.rmtree(records, ignore_errors=True)
         shards = []
         for number, (first, last) in enumerate(bounds, start=1):
-            h = Digest(self.version, str(number))
+            h = Digest(kind, str(number))
             names: list[str] = []
             slugs: list[str] = []
             lines: list[str] = []
@@ -855,7 +881,8 @@ class SiteWriter:
             for name in files:
                 remove_file(self.staging / name, self.staging)
         self.manifest.remove(unit for unit, _ in gone)
-        self.counts["removed"] = len(gone)
+        # a staging tree that started empty lacks the site's units from the start: those are the ones removed
+        self.counts["removed"] = len(self.manifest.absent("site_units", self._scratch) if self._link_site else gone)
         tree = self.manifest.tree_id()
         marker = {"generator": "paperproof", "version": self.version, "tree": tree}
         write_file(self.staging / MARKER, dump_json(marker) + "\n")
