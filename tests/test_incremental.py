@@ -303,6 +303,25 @@ def test_a_site_made_by_other_code_is_rendered_afresh_and_keeps_its_search_index
     assert again.noop
 
 
+def test_a_replaced_tree_is_deleted_in_the_background_after_the_swap(tmp_path, no_search):
+    source = archive(tmp_path / "archive", papers(20))
+    site = tmp_path / "site"
+    build(BuildConfig(archive=source, out=site, cache=None))
+    old = files(site)
+    archive(tmp_path / "archive", papers(20, title="Retitled"))
+    build(BuildConfig(archive=source, out=site, cache=None))  # no cache: nothing is kept to patch
+    assert files(site).keys() == old.keys() and not (tmp_path / ".site.previous").exists()
+    trash = tmp_path / ".site.trash"
+    assert trash.is_dir()  # the old tree went there in one rename, and a detached process deletes it
+    deadline = time.monotonic() + 60
+    while any(trash.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(trash.iterdir())
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None))
+    assert identical(site, clean) == []
+
+
 def test_a_killed_build_by_other_code_resumes_without_writing_into_the_published_site(tmp_path, no_search):
     site, cache = tmp_path / "site", tmp_path / "cache"
     source = archive(tmp_path / "archive", papers(900))

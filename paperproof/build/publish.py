@@ -8,7 +8,8 @@
 - `swap` exchanges the two trees in one `renameat2(RENAME_EXCHANGE)` where the kernel and filesystem
   allow it: readers see the old tree or the new one, never neither. Elsewhere it falls back to two
   renames (the published name is missing for a moment in between). The replaced tree is kept beside
-  the site (`previous`) when the caller asks.
+  the site (`previous`) when the caller asks, else handed to `discard`, which deletes it in the
+  background.
 - `patch_previous` makes the kept tree the next build's staging tree: it differs from the published
   one only in the files the last build changed, so bringing it up to date costs one `link()` or
   `unlink()` per changed file, where seeding a new staging tree costs one per file of the site (and
@@ -23,6 +24,9 @@ import ctypes
 import errno
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -105,16 +109,15 @@ def swap(staging: Path, out: Path, *, keep: bool = False) -> None:
     """Publish `staging` as `out`; the replaced tree is kept at `previous(out)` with `keep`, else removed
     after the new one is in place."""
     old = previous(out)
-    if old.exists():
-        shutil.rmtree(old)
+    discard(old, out)
     if out.exists() and _exchange(staging, out):
         staging.rename(old)  # the old tree, now at the staging path
     else:
         if out.exists():
             out.rename(old)
         staging.rename(out)
-    if old.exists() and not keep:
-        shutil.rmtree(old)
+    if not keep:
+        discard(old, out)
 
 
 def patch_previous(out: Path, staging: Path, changed: Iterable[str]) -> int:
@@ -133,5 +136,24 @@ def patch_previous(out: Path, staging: Path, changed: Iterable[str]) -> int:
     return count
 
 
-def discard(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
+def trash(out: Path) -> Path:
+    """Where trees beside the site at `out` go to be deleted (`discard`)."""
+    return out.with_name(f".{out.name}.trash")
+
+
+_DELETER = "import os, shutil, sys\nos.nice(10)\nfor entry in os.scandir(sys.argv[1]):\n    shutil.rmtree(entry.path, True)\n"
+
+
+def discard(path: Path, out: Path) -> None:
+    """Delete the tree at `path` (beside the site at `out`) without waiting for it: it is renamed into the
+    site's trash folder, and a detached, niced process deletes what that folder holds. A site's worth of
+    files takes minutes to delete, as long as rendering it on some disks; publication need not wait for
+    that, and on a CI runner thrown away after the build it need never finish. A deleter that is killed
+    leaves the rest for the next one."""
+    if not path.exists():
+        return
+    folder = trash(out)
+    folder.mkdir(exist_ok=True)
+    path.rename(Path(tempfile.mkdtemp(dir=folder)) / path.name)
+    subprocess.Popen([sys.executable, "-c", _DELETER, str(folder)], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

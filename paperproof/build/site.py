@@ -188,7 +188,7 @@ class SiteWriter:
             if exc_type is None and not self.check and not self.noop:
                 self._finish()
             elif exc_type is not None and self._temporary is not None and not self.check:
-                publish.discard(self.staging)  # nothing to resume from without a cache
+                publish.discard(self.staging, self.out)  # nothing to resume from without a cache
         finally:
             self.db.close()
             self._scratch.unlink(missing_ok=True)
@@ -221,7 +221,7 @@ class SiteWriter:
             self.manifest.set("site_tree", pending)
             self.manifest.set("site_inputs", inputs)
             self.manifest.set("site_summary", summary)
-            publish.discard(self.staging)  # it holds the tree that was replaced
+            publish.discard(self.staging, self.out)  # it holds the tree that was replaced
         else:
             for key in ("pending_tree", "pending_inputs", "pending_summary"):
                 self.manifest.set(key, None)
@@ -274,7 +274,7 @@ class SiteWriter:
         # search shards) are linked from the site one by one (`_unchanged`).
         seed = self.site_ok and read_marker(self.out).get("version") == self.version
         self._link_site = self.site_ok and not seed
-        publish.discard(self.staging)
+        publish.discard(self.staging, self.out)
         m.new_stage(from_site=seed)
         m.set("stage_ready", "0")
         m.set("stage_base", base)
@@ -298,7 +298,7 @@ class SiteWriter:
             return False
         replaced = m.get("replaced_tree")
         if replaced is None or m.get("replaced_by") != m.get("site_tree") or read_marker(kept).get("tree") != replaced:
-            publish.discard(kept)
+            publish.discard(kept, self.out)
             return False
         publish.patch_previous(self.out, self.staging, m.changed())
         return True
