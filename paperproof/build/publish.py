@@ -122,16 +122,23 @@ def swap(staging: Path, out: Path, *, keep: bool = False) -> None:
 
 def patch_previous(out: Path, staging: Path, changed: Iterable[str]) -> int:
     """Move the kept previous tree to `staging` and make it a copy of `out` (hard links), given every path
-    that differs between the two: each is linked from `out` where it exists there, else removed. Returns
-    the number of paths patched."""
+    that may differ between the two: each is linked from `out` where it exists there (unless it is already
+    the same file), else removed. Returns the number of paths patched."""
     previous(out).rename(staging)
     count = 0
     for name in changed:
         source, target = out / name, staging / name
-        if source.is_file():
-            link_over(source, target)
-        else:
+        try:
+            inode = os.stat(source).st_ino
+        except FileNotFoundError:
             remove_file(target, staging)
+        else:
+            try:
+                if os.stat(target).st_ino == inode:  # a file of a changed unit that stayed the same (a search shard's)
+                    continue
+            except FileNotFoundError:
+                pass
+            link_over(source, target)
         count += 1
     return count
 

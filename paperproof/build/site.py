@@ -820,9 +820,7 @@ class SiteWriter:
             records.mkdir(parents=True, exist_ok=True)
             source = records / f"{number}.jsonl"
             source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            output = self.staging / unit
-            shutil.rmtree(output, ignore_errors=True)  # never write into files linked from the published site
-            shards.append((number, source, output))
+            shards.append((number, source, self.staging / unit))
             job.todo.append((shard, unit, value))
         if not job.todo:
             return job
