@@ -2,9 +2,9 @@
 
 - `seed_staging` starts the staging tree as hard links of the published one, so that pages whose
   inputs did not change cost one `link()` each and are never rendered again. A build whose pages all
-  change (other code) starts an empty tree instead, and links in only what it keeps (`link_files`). Every later write to the
-  staging tree replaces a file by renaming a new one over it (`write.write_file`), so the published
-  files behind the links are never touched.
+  change (other code) starts an empty tree instead, and links in only what it keeps (`link_files`).
+  Every later write to the staging tree replaces a file by renaming a new one over it
+  (`write.write_file`), so the published files behind the links are never touched.
 - `swap` exchanges the two trees in one `renameat2(RENAME_EXCHANGE)` where the kernel and filesystem
   allow it: readers see the old tree or the new one, never neither. Elsewhere it falls back to two
   renames (the published name is missing for a moment in between). The replaced tree is kept beside
@@ -134,7 +134,7 @@ def patch_previous(out: Path, staging: Path, changed: Iterable[str]) -> int:
             remove_file(target, staging)
         else:
             try:
-                if os.stat(target).st_ino == inode:  # a file of a changed unit that stayed the same (a search shard's)
+                if os.stat(target).st_ino == inode:  # a file of a changed unit that stayed (a search shard's)
                     continue
             except FileNotFoundError:
                 pass
