@@ -148,7 +148,15 @@ def trash(out: Path) -> Path:
     return out.with_name(f".{out.name}.trash")
 
 
-_DELETER = "import os, shutil, sys\nos.nice(10)\nfor entry in os.scandir(sys.argv[1]):\n    shutil.rmtree(entry.path, True)\n"
+# One deleter at a time (the lock): a deleter started while another runs waits, then finds what is left.
+_DELETER = """import fcntl, os, shutil, sys
+os.nice(10)
+with open(os.path.join(sys.argv[1], ".lock"), "a") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    for entry in os.scandir(sys.argv[1]):
+        if entry.name != ".lock":
+            shutil.rmtree(entry.path, True)
+"""
 
 
 def discard(path: Path, out: Path) -> None:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from paperproof.build.manifest import digest
-from paperproof.build.write import remove_file, write_file, write_new
+from paperproof.build.write import update_tree
 
 SHARD_SIZE = 5_000  # Pagefind holds about 95 KB per paper while it indexes: about 0.5 GB per shard
 FIELDS = ["title", "authors", "tasks", "abstract"]
@@ -183,29 +183,6 @@ class Indexer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-
-
-def update_tree(output: Path, files: dict[str, bytes]) -> None:
-    """Make the folder `output` hold exactly `files` (relative path: content). A file already there with the
-    same bytes is left alone, so an index made again after a few of its records changed leaves most of its
-    files (Pagefind names fragments and index chunks by their content) as they were: still hard links of
-    the published site's, and not among the files the next build patches. Any other file is replaced by a
-    rename, never written in place, since it may be a link of the published site's."""
-    if not output.is_dir():
-        for name, data in files.items():
-            write_new(output / name, data)
-        return
-    for name, data in files.items():
-        path = output / name
-        try:
-            if path.stat().st_size == len(data) and path.read_bytes() == data:
-                continue
-        except FileNotFoundError:
-            pass
-        write_file(path, data)
-    for path in sorted(output.rglob("*"), reverse=True):
-        if path.is_file() and path.relative_to(output).as_posix() not in files:
-            remove_file(path, output)
 
 
 def index_shards(shards: list[tuple[int, Path, Path]], concurrency: int = 1) -> None:

@@ -74,6 +74,29 @@ def link_over(source: Path, target: Path) -> None:
     os.replace(part, target)
 
 
+def update_tree(output: Path, files: dict[str, bytes]) -> None:
+    """Make the folder `output` hold exactly `files` (relative path: content). A file already there with the
+    same bytes is left alone: a search shard indexed again after a few of its records changed keeps most
+    of its files (Pagefind names fragments and index chunks by their content) as they were, still hard
+    links of the published site's and so not among the files the next build patches. Any other file is
+    replaced by a rename, never written in place, since it may be a link of the published site's."""
+    if not output.is_dir():
+        for name, data in files.items():
+            write_new(output / name, data)
+        return
+    for name, data in files.items():
+        path = output / name
+        try:
+            if path.stat().st_size == len(data) and path.read_bytes() == data:
+                continue
+        except FileNotFoundError:
+            pass
+        write_file(path, data)
+    for path in sorted(output.rglob("*"), reverse=True):
+        if path.is_file() and path.relative_to(output).as_posix() not in files:
+            remove_file(path, output)
+
+
 def remove_file(path: Path, root: Path) -> None:
     """Remove `path` and then every parent directory left empty by it, up to (not including) `root`."""
     try:
