@@ -123,6 +123,7 @@ class SiteWriter:
         self._temporary: Path | None = None
         self._search: _SearchJob | None = None  # started once the papers are written
         self._link_site = False  # the staging tree started empty beside a published site (`_begin`)
+        self._to_link: list[tuple[str, bytes, list[str]]] = []  # units kept from that site, not linked yet
 
     # --- lifecycle ---
 
@@ -323,7 +324,8 @@ class SiteWriter:
     def _unchanged(self, unit: str, value: bytes) -> bool:
         """Mark `unit` as part of this build; True (counted as kept) when its digest equals the one on record.
         In a staging tree started empty beside a published site (`_begin`), a unit the site holds at this
-        digest is kept by hard-linking its files from the site."""
+        digest is kept by hard-linking its files from the site: queued for the search thread, which links
+        while pages render (`_link_kept`), or for the end of the build."""
         self._seen(unit)
         previous = self._previous([unit]).get(unit)
         if previous is not None and previous[0] == value:
@@ -332,11 +334,15 @@ class SiteWriter:
         if self._link_site and previous is None:
             files = self.manifest.files_at("site_units", unit, value)
             if files is not None:
-                publish.link_files(self.out, self.staging, files)
-                self.manifest.mark_done([(unit, value, files, None)])
+                self._to_link.append((unit, value, files))
                 self.counts["kept"] += 1
                 return True
         return False
+
+    def _link_kept(self, units: list[tuple[str, bytes, list[str]]]) -> None:
+        """Link the files of units kept from the published site into the staging tree (any thread)."""
+        for _, _, files in units:
+            publish.link_files(self.out, self.staging, files)
 
     def _emit(self, unit: str, files: dict[str, str | bytes | Callable[[], str | bytes]], inputs: bytes | None = None) -> None:
         """A unit rendered in this process: written when its digest (of `inputs`, else of its content) changed."""
@@ -822,13 +828,16 @@ class SiteWriter:
             source.write_text("\n".join(lines) + "\n", encoding="utf-8")
             shards.append((number, source, self.staging / unit))
             job.todo.append((shard, unit, value))
-        if not job.todo:
+        job.linked, self._to_link = self._to_link, []
+        if not job.todo and not job.linked:
             return job
         self.manifest.mark_pending([(unit, [unit + "pagefind-entry.json"]) for _, unit, _ in job.todo])
 
         def run() -> None:
             try:
-                search.index_shards(shards, concurrency=min(self.jobs, 2))
+                self._link_kept(job.linked)
+                if shards:
+                    search.index_shards(shards, concurrency=min(self.jobs, 2))
             except (search.PagefindError, OSError) as exc:
                 job.error = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
@@ -846,7 +855,7 @@ class SiteWriter:
             shutil.rmtree(self.staging / "pagefind", ignore_errors=True)
             self.db.execute("DELETE FROM seen WHERE unit LIKE 'pagefind/%'")
             return search.SearchResult(False, f"Pagefind failed: {job.error}")
-        done = []
+        done = [(unit, value, files, None) for unit, value, files in job.linked]
         for _, unit, value in job.todo:
             directory = self.staging / unit
             files = sorted(p.relative_to(self.staging).as_posix() for p in directory.rglob("*") if p.is_file())
@@ -874,6 +883,9 @@ class SiteWriter:
     def _finish(self) -> None:
         """Remove the units this build did not produce, mark the tree, swap it in, and commit the manifest."""
         self.db.commit()  # as in `_check_removed`
+        if self._to_link:  # kept after the search thread started
+            self._link_kept(self._to_link)
+            self.manifest.mark_done([(unit, value, files, None) for unit, value, files in self._to_link])
         gone = self.manifest.absent("stage_units", self._scratch)
         for _, files in gone:
             for name in files:
@@ -917,6 +929,7 @@ class _SearchJob:
         self.result: search.SearchResult | None = None
         self.shards: list[search.Shard] = []
         self.todo: list[tuple[search.Shard, str, bytes]] = []
+        self.linked: list[tuple[str, bytes, list[str]]] = []  # shards kept from the published site, to link
         self.thread: threading.Thread | None = None
         self.error: str | None = None
 
