@@ -109,7 +109,8 @@ class SiteWriter:
         self.check = check
         self.inputs = inputs  # input files by table ("papers", "links", "all"); None: not files (a hub id)
         self.staging = out.with_name(f".{out.name}.staging")
-        self.search_available = search.binary() is not None  # the header's search form
+        self.pagefind = search.binary()
+        self.search_available = self.pagefind is not None  # the header's search form
         self.about = None
         self.rejects: list[Reject] = []
         self.notes: list[str] = []  # what the build summary should say about the site (search, sitemaps)
@@ -791,11 +792,7 @@ class SiteWriter:
             job.result = search.SearchResult(False, "no Pagefind binary found (pip install 'pagefind[bin]', or set "
                                                     "PAGEFIND_BINARY_PATH)")
             return job
-        executable = search.binary()
-        if executable is None:
-            job.result = search.SearchResult(False, "the Pagefind binary is gone")
-            return job
-        kind = search.version(executable, self.manifest.file_digest)
+        kind = search.version(self.pagefind, self.manifest.file_digest)
         counts = self.db.execute("SELECT bucket, COUNT(*) FROM papers GROUP BY bucket ORDER BY bucket").fetchall()
         bounds = search.plan_counts(counts, search.SHARD_SIZE)
         if not bounds:
