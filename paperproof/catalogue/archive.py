@@ -9,12 +9,13 @@ block repeats, so specimen rows can never pass for archive material.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 import ijson
 from pydantic import BaseModel, ValidationError
@@ -26,6 +27,7 @@ from paperproof.catalogue.archive_rows import (
     MethodRow,
     PaperRow,
 )
+from paperproof.catalogue.readahead import ReadAhead
 from paperproof.catalogue.twin import Source
 
 ARCHIVE_LICENCE_URL = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
@@ -125,13 +127,10 @@ def specimen_source() -> Source:
 # --- raw JSON dumps -------------------------------------------------------------------------
 
 
-def _open_text(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
-
-
 def _dump_stream(path: Path) -> Iterator[tuple[int, Any]]:
-    """Items of a top-level JSON array, one at a time (the dumps are single arrays)."""
-    with _open_text(path) as handle:
+    """Items of a top-level JSON array, one at a time (the dumps are single arrays), read ahead by a thread."""
+    with io.BufferedReader(ReadAhead(path)) as raw:
+        handle = gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix == ".gz" else raw
         for position, item in enumerate(ijson.items(handle, "item", use_float=True)):
             yield position, item
 
