@@ -22,6 +22,11 @@ PSS (shared pages divided among the processes that share them), and `getrusage(R
 JSON twin) divided by the whole build's wall time, everything included (link join, repositories, list
 and task pages, sitemaps, search index); Hugo's are the same pages divided by `hugo`'s wall time.
 
+The disk: the same sampler counts the build's processes it finds waiting on the disk (state D), and the
+machine's I/O wait over the build is read from `/proc/stat`. On a disk that serves few operations a
+second, creating the site's two million files is where a build waits (ext4 reads the inode table block
+of each new inode when it is not cached), and these two figures say how much of a run's time that was.
+
     .venv/bin/python bench/bench_scale.py                      # full size (about 40 minutes with Hugo)
     .venv/bin/python bench/bench_scale.py --papers 20000       # a quick run
 """
@@ -59,6 +64,8 @@ class Sampler:
         self.rss = 0
         self.pss = 0
         self.processes = 0
+        self.ticks = 0
+        self.blocked = 0  # processes of the tree found waiting on the disk (state D), summed over the ticks
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -83,8 +90,10 @@ class Sampler:
                         pss += info.pss
                     else:
                         rss += proc.memory_info().rss
+                    self.blocked += proc.status() == psutil.STATUS_DISK_SLEEP
                 except psutil.Error:
                     continue
+            self.ticks += 1
             self.rss = max(self.rss, rss)
             self.pss = max(self.pss, pss)
             self.processes = max(self.processes, len(tree))
@@ -99,18 +108,23 @@ class Sampler:
 def run(command: list[str], *, cwd: Path | None = None, env: dict | None = None, check: bool = True) -> dict:
     started = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    system = psutil.cpu_times()
     proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     sampler = Sampler(proc.pid)
     output, _ = proc.communicate()
     sampler.stop()
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    system_after = psutil.cpu_times()
     if proc.returncode != 0 and check:
         print(output, file=sys.stderr)
         raise SystemExit(f"{' '.join(command)} exited {proc.returncode}")
     return {"wall": wall, "rss": sampler.rss, "pss": sampler.pss, "maxrss": after.ru_maxrss * 1024,
             "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "processes": sampler.processes, "output": output, "returncode": proc.returncode}
+            "processes": sampler.processes, "output": output, "returncode": proc.returncode,
+            # the disk: processes of the build waiting on it, on average, and cores idle while it was busy
+            "blocked": sampler.blocked / max(1, sampler.ticks),
+            "iowait": getattr(system_after, "iowait", 0.0) - getattr(system, "iowait", 0.0)}
 
 
 def build_command(archive: Path, work: Path, jobs: int | None) -> list[str]:
@@ -243,6 +257,8 @@ def main() -> int:
                              f"{files:,} files)"),
         ("peak memory", f"{fmt_mb(full['pss'])} PSS, {fmt_mb(full['rss'])} RSS summed over the build's "
                         f"{full['processes']} processes; largest single process {fmt_mb(full['maxrss'])}"),
+        ("waiting on the disk", f"{full['blocked']:.2f} of the build's processes on average; cores idle in I/O "
+                                f"wait {full['iowait'] / full['wall']:.2f} of {cores} (the machine's, {full['iowait']:.0f} s)"),
     )
     noop = run(build_command(archive, work, args.jobs), cwd=work, env=env)
     report(("no-op rebuild", f"{noop['wall']:.1f} s ({100 * noop['wall'] / full['wall']:.2f} % of the full build)"))
