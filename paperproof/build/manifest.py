@@ -13,8 +13,9 @@ manifest is an SQLite database in the build's state directory (under `--cache`):
   digest differs. (When other code made the published site, both start empty, and a unit is linked
   from the site when `site_units` holds it at the same digest.) Before a new unit's files are written
   its row is committed with no digest (so the files of a build killed there are known, and removed or
-  rewritten by the next build), and the digest is committed after the files are written. A killed build therefore leaves a staging tree that the
-  next build resumes: units already written with the right digest are kept.
+  rewritten by the next build), and the digest is committed after the files are written. A killed
+  build therefore leaves a staging tree that the next build resumes: units already written with the
+  right digest are kept.
 - `unit_data`: what the rest of the build needs of a unit it does not render again (a paper's listing,
   feed entry and search record), under the unit and the digest it was made at, so it is valid for
   whichever table holds that digest. Kept apart, the units tables stay small enough to copy, walk and

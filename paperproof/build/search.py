@@ -164,9 +164,8 @@ class Indexer:
                 self._ask(head + line[1:])
             # The files come back in the answer and are written here: with WriteFiles, Pagefind answers
             # before its writes finish, and exits when its input closes, leaving files cut short.
-            files = {f["path"]: f["content"] for f in self._ask({"type": "GetFiles", "index_id": index_id})["files"]
-                     if f["path"] not in leave_out}
-            update_tree(output, {name: base64.b64decode(content) for name, content in files.items()})
+            answer = self._ask({"type": "GetFiles", "index_id": index_id})["files"]
+            update_tree(output, {f["path"]: base64.b64decode(f["content"]) for f in answer if f["path"] not in leave_out})
         except BrokenPipeError as exc:
             raise PagefindError(f"Pagefind exited (status {self.process.wait()}) while it was sent records") from exc
         finally:
