@@ -195,6 +195,24 @@ def test_lists_are_paged_with_next_and_every_page_validates(tmp_path, monkeypatc
     assert problems == []
 
 
+def test_a_task_spelt_two_ways_is_one_page_named_by_its_commonest_spelling(tmp_path):
+    spellings = [["Image Classification"], ["image classification"], ["Image Classification", "image classification"],
+                 ["Image Classification"], ["Object Detection"]]
+    papers = [{**PAPER, "paper_url": f"https://paperswithcode.com/paper/paper-{i}", "title": f"Paper {i}",
+               "date": f"2021-01-0{i + 1}", "tasks": tasks} for i, tasks in enumerate(spellings)]
+    write_dump(tmp_path / "archive", "papers-with-abstracts", papers)
+    write_dump(tmp_path / "archive", "links-between-papers-and-code", [])
+    site = tmp_path / "site"
+    build(BuildConfig(archive=str(tmp_path / "archive"), out=site, cache=None))
+    task = load_json(site / "task" / "image-classification.json")
+    assert task["task_name"] == "Image Classification" and task["other_names"] == ["image classification"]
+    assert [p["slug"] for p in task["papers"]] == ["paper-3", "paper-2", "paper-1", "paper-0"]  # paper-2 once
+    assert task["paging"]["total"] == 4
+    index = {t["task_slug"]: t for t in load_json(site / "task.json")["tasks"]}
+    assert {k: t["papers"] for k, t in index.items()} == {"image-classification": 4, "object-detection": 1}
+    assert index["image-classification"]["task_name"] == "Image Classification"
+
+
 def test_without_pagefind_the_site_is_built_without_search(tmp_path, monkeypatch):
     monkeypatch.setattr(search_module, "binary", lambda: None)
     site = tmp_path / "site"

@@ -39,9 +39,11 @@ import shutil
 import sqlite3
 import tempfile
 import threading
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -696,32 +698,28 @@ class SiteWriter:
                              f"Samples with status {status}: {meaning}", vocabulary=STATUS_VOCABULARY)
 
     def _write_tasks(self) -> None:
-        names: dict[str, Counter] = defaultdict(Counter)
-        self.db.execute("CREATE TABLE task_papers (task TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (task, slug))")
-        keys: dict[str, str] = {}
-        pairs: list[tuple[str, str]] = []
-        for slug, tasks in self.db.execute("SELECT slug, tasks FROM papers ORDER BY slug").fetchall():
-            for name in json.loads(tasks):
-                key = keys.get(name)
-                if key is None:
-                    key = keys[name] = task_key(name)
-                names[key][name] += 1
-                pairs.append((key, slug))
-            if len(pairs) >= 50_000:
-                self.db.executemany("INSERT OR IGNORE INTO task_papers VALUES (?, ?)", pairs)
-                pairs = []
-        self.db.executemany("INSERT OR IGNORE INTO task_papers VALUES (?, ?)", pairs)
+        """A list of papers per task. One statement reads the papers once, in table order, and SQLite sorts
+        their (task, paper) pairs: a query per task would look each paper up again for each of its tasks,
+        in random order, which on a table larger than memory is a disk read each."""
+        self.db.create_function("task_key", 1, task_key, deterministic=True)
+        pairs = self.db.execute(
+            "SELECT task_key(t.value), t.value, p.slug, p.listing FROM papers p, json_each(p.tasks) t "
+            "ORDER BY 1, (p.date IS NULL), p.date DESC, p.slug")
         listings = []
-        for key in sorted(names):
-            ranked = sorted(names[key].items(), key=lambda kv: (-kv[1], kv[0]))
+        for key, group in groupby(pairs, key=itemgetter(0)):
+            names: Counter[str] = Counter()
+            rows: list[str] = []
+            last = None
+            for _, name, slug, listing in group:
+                names[name] += 1
+                if slug != last:  # a paper naming the task twice (two spellings of one key) is listed once
+                    rows.append(listing)
+                    last = slug
+            ranked = sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))
             name = ranked[0][0]
-            total = self.db.execute("SELECT COUNT(*) FROM task_papers WHERE task = ?", (key,)).fetchone()[0]
-            rows = (r[0] for r in self.db.execute(
-                "SELECT p.listing FROM task_papers t JOIN papers p ON p.slug = t.slug WHERE t.task = ? "
-                "ORDER BY (p.date IS NULL), p.date DESC, p.slug", (key,)).fetchall())
-            self._list_pages("task", rows, total, lambda n, t=name: self.urls.task(t, n),
+            self._list_pages("task", iter(rows), len(rows), lambda n, t=name: self.urls.task(t, n),
                              lambda n, t=name: self.urls.task_json(t, n), (key, name, [n for n, _ in ranked[1:]]))
-            listings.append(TaskListing(task_slug=key, task_name=name, papers=total, url=self.urls.task(name),
+            listings.append(TaskListing(task_slug=key, task_name=name, papers=len(rows), url=self.urls.task(name),
                                         json_url=self.urls.task_json(name)))
         listings.sort(key=lambda t: (t.task_name.lower(), t.task_slug))
         record = TaskIndex(about=self.about, schema_url=self.urls.schema("task-index"), page_url=self.urls.tasks(),
