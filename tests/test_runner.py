@@ -70,6 +70,18 @@ def test_a_sample_holds_no_pipe_or_socket_of_the_runner(executor, tmp_path):
         assert case.value.repr.strip("'").split() == ["other"] * 4, case.value  # std streams and the report
 
 
+def test_a_sample_gets_no_transparent_huge_pages(executor, tmp_path):
+    """Else a large allocation can be charged the kernel's compaction of the host's memory as CPU time."""
+    code = (
+        "def huge_pages(n):\n"
+        "    with open('/proc/self/status') as handle:\n"
+        "        return [line.split()[1] for line in handle if line.startswith('THP_enabled:')][0]\n"
+    )
+    result = executor.run_one(request(tmp_path, code))
+    assert result.end == "completed"
+    assert {case.value.repr for case in result.cases} == {"'0'"}
+
+
 def test_a_killed_zygote_is_restarted_and_the_affected_sample_marked(tmp_path):
     cache = ResultCache(tmp_path / "cache")
     slow = request(tmp_path, "import time\n\ndef wait(n):\n    time.sleep(30)\n", name="slow.py")

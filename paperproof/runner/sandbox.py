@@ -37,7 +37,7 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE = 1, 38, 4
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE, PR_SET_THP_DISABLE = 1, 38, 4, 41
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 SANDBOX_ROOT = "/sandbox"  # where the private working directory appears inside the new root
@@ -371,6 +371,13 @@ def apply_limits(limits: Limits, mapped: int, report: IsolationReport, gpu: bool
             hard = min(hard, current_hard)
             soft = min(soft, hard)
         resource.setrlimit(which, (soft, hard))
+    # No transparent huge pages: a large allocation could make the kernel compact the host's memory for it,
+    # charged to the sample's CPU seconds, so a memory-hungry sample would end on the CPU limit or the
+    # address-space one depending on how fragmented the host's memory was, not on what it did.
+    try:
+        prctl(PR_SET_THP_DISABLE, 1)
+    except OSError as exc:
+        report.fallbacks.append(f"transparent huge pages left on ({exc.strerror})")
 
 
 def clean_environment(home: str) -> None:
