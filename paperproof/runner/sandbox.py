@@ -371,9 +371,10 @@ def apply_limits(limits: Limits, mapped: int, report: IsolationReport, gpu: bool
             hard = min(hard, current_hard)
             soft = min(soft, hard)
         resource.setrlimit(which, (soft, hard))
-    # No transparent huge pages: a large allocation could make the kernel compact the host's memory for it,
-    # charged to the sample's CPU seconds, so a memory-hungry sample would end on the CPU limit or the
-    # address-space one depending on how fragmented the host's memory was, not on what it did.
+    # No transparent huge pages: the kernel's work to back a large allocation with them (finding free 2 MB
+    # blocks in the host's memory) counts as the sample's CPU time. With them, tests/hostile/memory_bomb.py
+    # met the CPU limit before the address-space one on a host with a full page cache: the limit a sample
+    # meets would depend on the host's memory, not on what the sample did.
     try:
         prctl(PR_SET_THP_DISABLE, 1)
     except OSError as exc:
