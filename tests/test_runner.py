@@ -71,7 +71,7 @@ def test_a_sample_holds_no_pipe_or_socket_of_the_runner(executor, tmp_path):
 
 
 def test_a_sample_gets_no_transparent_huge_pages(executor, tmp_path):
-    """Else a large allocation can be charged the kernel's compaction of the host's memory as CPU time."""
+    """Else the kernel's work to find huge pages for a large allocation counts as the sample's CPU time."""
     code = (
         "def huge_pages(n):\n"
         "    with open('/proc/self/status') as handle:\n"
