@@ -684,12 +684,11 @@ class SiteWriter:
         """The paper and repository lists, read from the scratch tables as they are paged: all the archive's
         listings at once would be about 340 MB of Python strings at full size (593 bytes a listing, measured at
         50,000 papers), held while the Pagefind processes index beside it."""
-        total = self._count("papers")
-        rows = (r[0] for r in self.db.execute("SELECT listing FROM papers ORDER BY slug"))
-        self._list_pages("papers", rows, total, self.urls.papers, self.urls.api_papers)
-        total = self._count("repos")
-        rows = (r[0] for r in self.db.execute("SELECT listing FROM repos ORDER BY slug"))
-        self._list_pages("repos", rows, total, self.urls.repos, self.urls.api_repos)
+        for table, page_url, json_url in (("papers", self.urls.papers, self.urls.api_papers),
+                                          ("repos", self.urls.repos, self.urls.api_repos)):
+            total = self._count(table)
+            rows = (r[0] for r in self.db.execute(f"SELECT listing FROM {table} ORDER BY slug"))
+            self._list_pages(table, rows, total, page_url, json_url)
 
     def _write_statuses(self, statuses: list[StatusCount]) -> None:
         for status, meaning in STATUS_VOCABULARY.items():
