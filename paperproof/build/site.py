@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from paperproof.build import datamap, feeds, publish, render, search, seo
+from paperproof.build import datamap, feeds, heap, publish, render, search, seo
 from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
 from paperproof.build.pages import (
     INDEX_PAPERS, PAGE_SCHEMAS, PAGE_SIZE, AttributionPage, IndexPage, Paging, PaperListing, RepoListing,
@@ -155,6 +155,7 @@ class SiteWriter:
             shutil.rmtree(self.state / earlier, ignore_errors=True)
         self.about = about(self.urls)
         self.renderer = Renderer(self.urls, self.read_at, self.staging, self.search_available)
+        self._held.enter_context(heap.long_lived())
         # Fork the render processes first: before the archive is read, before any SQLite connection is
         # open, and before the run stage could import torch.
         self.pool = RenderPool(self.renderer, 1 if self.check else self.jobs, lock=lock)
@@ -408,6 +409,7 @@ class SiteWriter:
             self._stale(f"{self.out}: missing, or not the site this cache's manifest describes")
         if not self.check:
             self._begin()
+        heap.settle()  # the repositories, their samples and the link table live until the end
         self.papers_written = 0
         self._chunk: list[tuple[str, bytes, tuple, tuple]] = []
         self._paper_rows: list[tuple] = []
