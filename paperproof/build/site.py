@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 
 ARCHIVE_NAME = "the Papers with Code archive (the pwc-archive datasets on Hugging Face; last snapshot July 2025)"
 PAPER_CHUNK = 128  # papers per chunk sent to a render process
-LIST_CHUNK = 4  # list pages (of PAGE_SIZE rows) per chunk
+LIST_CHUNK = 4_000  # listing rows per chunk of list pages (a task's page often has a handful)
 REPO_CHUNK = 256
 STALE_SHOWN = 10
 
@@ -127,6 +127,8 @@ class SiteWriter:
         self._search: _SearchJob | None = None  # started once the papers are written
         self._link_site = False  # the staging tree started empty beside a published site (`_begin`)
         self._to_link: list[tuple[str, bytes, list[str]]] = []  # units kept from that site, not linked yet
+        self._lists: list[tuple[str, bytes, list[str], tuple]] = []  # list pages not sent yet (`_list_pages`)
+        self._list_rows = 0
 
     # --- lifecycle ---
 
@@ -588,6 +590,7 @@ class SiteWriter:
         try:
             self._write_lists()
             self._write_tasks()
+            self._send_lists()
             self.pool.drain()
         finally:
             search_page = self._write_search(self._search)
@@ -661,8 +664,9 @@ class SiteWriter:
 
     def _list_pages(self, kind: str, rows: Iterator[str], total: int, page_url: Callable[[int], str],
                     json_url: Callable[[int], str], extra: tuple | None = None) -> None:
-        """Pages of `rows` (listing JSON, in order), each a unit rendered by the render processes."""
-        chunk: list[tuple[str, bytes, list[str], tuple]] = []
+        """Pages of `rows` (listing JSON, in order), each a unit rendered by the render processes. Pages are sent
+        in chunks of about `LIST_CHUNK` rows whichever list they belong to: most tasks have one short page, and
+        a chunk (and a manifest commit) per task would cost more than its page."""
         pagings = self._pagings(total, page_url, json_url)
         for paging in pagings:
             page_rows = [row for _, row in zip(range(PAGE_SIZE), rows)]
@@ -675,12 +679,16 @@ class SiteWriter:
             value = h.digest()
             if self._unchanged(unit, value):
                 continue
-            chunk.append((unit, value, [unit, self._path(paging.json_url)], (kind, paging_json, page_rows, extra)))
-            if len(chunk) >= LIST_CHUNK:
-                self._send_units("lists", chunk)
-                chunk = []
-        if chunk:
-            self._send_units("lists", chunk)
+            self._lists.append((unit, value, [unit, self._path(paging.json_url)], (kind, paging_json, page_rows, extra)))
+            self._list_rows += 1 + len(page_rows)
+            if self._list_rows >= LIST_CHUNK:
+                self._send_lists()
+
+    def _send_lists(self) -> None:
+        """The list pages `_list_pages` has gathered, to the render processes."""
+        if self._lists:
+            self._send_units("lists", self._lists)
+        self._lists, self._list_rows = [], 0
 
     def _write_lists(self) -> None:
         """The paper and repository lists, read from the scratch tables as they are paged: all the archive's
