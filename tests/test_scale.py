@@ -55,6 +55,7 @@ def test_the_link_table_groups_and_deduplicates_as_the_dump_says(tmp_path):
     assert good[0].is_official is True and good[0].framework == "pytorch" and good[0].paper_slug == "a-good-paper"
     assert [slug for slug, _ in table.items()] == ["a-good-paper", "another"] and len(table) == 2
     assert "another" in table and table.get("missing") == []
+    assert table.get_many(["another", "missing", "a-good-paper"]) == {"a-good-paper": good, "another": table.get("another")}
     assert {safe_key(link.repo_url).key for links in table.values() for link in links} == {
         "github.com/a/b", "github.com/c/d", "gitlab.com/x/y"}
     # built again from the same dump: the table is reused, and its rejects reported again

