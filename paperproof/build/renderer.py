@@ -39,7 +39,7 @@ class Renderer:
     def __init__(self, urls: SiteUrls, read_at: str, root: Path, search_available: bool) -> None:
         self.urls = urls
         self.read_at = read_at
-        self.root = root
+        self.root = os.fspath(root)  # a string: each file's path is joined to it as one (`write_new`)
         self.search_available = search_available  # False: no search (no Pagefind), so no search records
         self.ctx = TwinContext(urls=urls, read_at=read_at)
         self.about = about(urls)
@@ -54,7 +54,7 @@ class Renderer:
 
     def write(self, url: str, content: str) -> str:
         name = self.path(url)
-        (write_new if self.fresh else write_file)(self.root / name, content)
+        (write_new if self.fresh else write_file)(f"{self.root}/{name}", content)
         return name
 
     def page(self, template: str, url: str, json_url: str, schema: str, meta: seo.PageMeta, **context: Any) -> str:

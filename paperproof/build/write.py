@@ -39,24 +39,26 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         raise
 
 
-def write_file(path: Path, content: str | bytes) -> None:
+def write_file(path: Path | str, content: str | bytes) -> None:
     """A site file: written beside its final name and renamed over it (a new inode), not fsynced.
 
     The temporary name is fixed (`.<name>.part`): only one process ever writes a given path, and a
     leftover from a killed build is simply overwritten by the next one.
     """
-    tmp = path.with_name(f".{path.name}.part")
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.part")
     write_new(tmp, content)
     os.replace(tmp, path)
 
 
-def write_new(path: Path, content: str | bytes) -> None:
-    """A file of a tree that no other tree shares (no hard links into it): written in place."""
+def write_new(path: Path | str, content: str | bytes) -> None:
+    """A file of a tree that no other tree shares (no hard links into it): written in place. Paths may be
+    strings: the render processes write millions of files, and a `Path` per file is a few percent of that."""
     data = content.encode("utf-8") if isinstance(content, str) else content
     try:
         handle = open(path, "wb")
     except FileNotFoundError:  # the first file of its directory: creating parents only then saves a stat per file
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         handle = open(path, "wb")
     with handle:
         handle.write(data)
