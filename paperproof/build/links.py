@@ -24,6 +24,7 @@ from paperproof.build.twin import safe_key
 from paperproof.catalogue.archive import Archive
 
 SCHEMA_VERSION = "1"
+_SELECT = "SELECT slug, url, official, in_paper, in_github, framework FROM links"  # the columns of a `Link`
 
 
 class Link(NamedTuple):
@@ -52,8 +53,7 @@ class LinkTable:
         self._papers: int | None = None
 
     def get(self, slug: str, default: list[Link] | None = None) -> list[Link]:
-        rows = self.db.execute("SELECT slug, url, official, in_paper, in_github, framework FROM links "
-                               "WHERE slug = ? ORDER BY seq", (slug,)).fetchall()
+        rows = self.db.execute(f"{_SELECT} WHERE slug = ? ORDER BY seq", (slug,)).fetchall()
         return [_row(r) for r in rows] if rows else ([] if default is None else default)
 
     def get_many(self, slugs: list[str]) -> dict[str, list[Link]]:
@@ -61,8 +61,7 @@ class LinkTable:
         time, since a query per paper cost more in statement overhead than in the lookup (22 µs a paper)."""
         found: dict[str, list[Link]] = {}
         marks = ",".join("?" * len(slugs))
-        for row in self.db.execute("SELECT slug, url, official, in_paper, in_github, framework FROM links "
-                                   f"WHERE slug IN ({marks}) ORDER BY slug, seq", slugs):
+        for row in self.db.execute(f"{_SELECT} WHERE slug IN ({marks}) ORDER BY slug, seq", slugs):
             found.setdefault(row[0], []).append(_row(row))
         return found
 
@@ -76,8 +75,7 @@ class LinkTable:
         return self.db.execute("SELECT 1 FROM links WHERE slug = ? LIMIT 1", (slug,)).fetchone() is not None
 
     def items(self) -> Iterator[tuple[str, list[Link]]]:
-        cursor = self.db.execute("SELECT slug, url, official, in_paper, in_github, framework FROM links "
-                                 "ORDER BY slug, seq")
+        cursor = self.db.execute(f"{_SELECT} ORDER BY slug, seq")
         current: str | None = None
         group: list[Link] = []
         for row in cursor:
