@@ -53,8 +53,7 @@ class LinkTable:
         self._papers: int | None = None
 
     def get(self, slug: str, default: list[Link] | None = None) -> list[Link]:
-        rows = self.db.execute(f"{_SELECT} WHERE slug = ? ORDER BY seq", (slug,)).fetchall()
-        return [_row(r) for r in rows] if rows else ([] if default is None else default)
+        return self.get_many([slug]).get(slug, [] if default is None else default)
 
     def get_many(self, slugs: list[str]) -> dict[str, list[Link]]:
         """The links of each of `slugs` that has any, in one query: the build asks for a block of papers at a
