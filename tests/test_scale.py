@@ -98,7 +98,9 @@ def test_pagefind_indexes_records_streamed_to_its_service(tmp_path):
     lines = [search.record(f"/paper/p{i}/", f"Paper {i}", ["Ann"], ["Task"], f"word{i} " * 50, "2020-01-01")
              for i in range(300)]  # more than one pipe buffer of records in flight
     (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n")
-    search.index_shards([(2, tmp_path / "r.jsonl", tmp_path / "out")], concurrency=2)
+    written = search.index_shards([(2, tmp_path / "r.jsonl", tmp_path / "out")], concurrency=2)
+    on_disk = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert written == {2: on_disk}  # the build lists a shard's files from this, without walking the folder
     entry = json.loads((tmp_path / "out" / "pagefind-entry.json").read_text())
     assert entry["languages"]["en"]["page_count"] == 300
     assert not (tmp_path / "out" / "pagefind-ui.js").exists()  # shard 2: the UI lives in the first shard only

@@ -150,9 +150,9 @@ class Indexer:
         self.process.stdin.flush()
         return self._answer()
 
-    def index(self, records: list[str], output: Path, leave_out: tuple[str, ...] = ()) -> None:
+    def index(self, records: list[str], output: Path, leave_out: tuple[str, ...] = ()) -> list[str]:
         """Index the records (from `record`) and write the index to `output`, but for the files named in
-        `leave_out`. One record at a time, each answered before the next is sent, so Pagefind numbers the
+        `leave_out`; returns the names of the files `output` then holds, sorted. One record at a time, each answered before the next is sent, so Pagefind numbers the
         pages in the order given whatever it does with messages in flight: the same records give the same
         index. A record is already the JSON of the message's url, content and meta: it is sent as it is."""
         try:
@@ -165,7 +165,9 @@ class Indexer:
             # The files come back in the answer and are written here: with WriteFiles, Pagefind answers
             # before its writes finish, and exits when its input closes, leaving files cut short.
             answer = self._ask({"type": "GetFiles", "index_id": index_id})["files"]
-            update_tree(output, {f["path"]: base64.b64decode(f["content"]) for f in answer if f["path"] not in leave_out})
+            files = {f["path"]: base64.b64decode(f["content"]) for f in answer if f["path"] not in leave_out}
+            update_tree(output, files)
+            return sorted(files)
         except BrokenPipeError as exc:
             raise PagefindError(f"Pagefind exited (status {self.process.wait()}) while it was sent records") from exc
         finally:
@@ -184,21 +186,21 @@ class Indexer:
             self.process.wait()
 
 
-def index_shards(shards: list[tuple[int, Path, Path]], concurrency: int = 1) -> None:
+def index_shards(shards: list[tuple[int, Path, Path]], concurrency: int = 1) -> dict[int, list[str]]:
     """Index each `(shard number, records file, output directory)`, `concurrency` Pagefind processes at a
     time: the file's records (one per line) in one index, written to the output directory without the files
-    the shard does not use. Raises on the first failure."""
+    the shard does not use. Returns each shard's files (names within its directory, sorted), so nobody walks
+    the directories again. Raises on the first failure."""
     executable = binary()
     if executable is None:
         raise PagefindError("no Pagefind binary found")
 
-    def one(shard: tuple[int, Path, Path]) -> None:
+    def one(shard: tuple[int, Path, Path]) -> list[str]:
         number, records_file, output = shard
-        Indexer(executable).index(records_file.read_text(encoding="utf-8").splitlines(), output, unused(number))
+        return Indexer(executable).index(records_file.read_text(encoding="utf-8").splitlines(), output, unused(number))
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="pagefind") as pool:
-        for _ in pool.map(one, shards):
-            pass
+        return {number: files for (number, _, _), files in zip(shards, pool.map(one, shards))}
 
 
 def unused(number: int) -> tuple[str, ...]:

@@ -592,15 +592,23 @@ class SiteWriter:
             self._write_lists()
             self._write_tasks()
             self._send_lists()
+            # Everything but the search page needs only the scratch tables: written here, while the render
+            # processes finish the lists and Pagefind indexes, not after both, with the cores idle.
+            self._write_index(statuses)
+            self._write_statuses(statuses)
+            self._write_attribution()
+            self._write_feed()
+            self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (self.urls.search(),))  # written last, listed now
+            self._write_sitemaps()
+            self._write_fixed()
             self.pool.drain()
         finally:
             search_page = self._write_search(self._search)
-        self._write_index(statuses)
-        self._write_statuses(statuses)
-        self._write_attribution()
         self._write_search_page(search_page)
-        self._write_feed()
-        self._write_sitemaps()
+        self.db.commit()
+
+    def _write_fixed(self) -> None:
+        """robots.txt, the record schemas and the static files: the same for every catalogue."""
         self._emit(self._path(self.urls.robots()), {self._path(self.urls.robots()): seo.robots(self.urls)})
         if not self.urls.absolute:
             self.notes.append("sitemaps and feed: site-relative URLs (build with --base-url https://… for absolute ones)")
@@ -613,7 +621,6 @@ class SiteWriter:
         for name, produce in statics.items():
             path = self._path(self.urls.static(name))
             self._emit(path, {path: produce}, inputs=b"static")
-        self.db.commit()
 
     @staticmethod
     def schema_models() -> dict[str, type[BaseModel]]:
@@ -847,7 +854,7 @@ class SiteWriter:
             try:
                 self._link_kept(job.linked)
                 if shards:
-                    search.index_shards(shards, concurrency=min(self.jobs, 2))
+                    job.files = search.index_shards(shards, concurrency=min(self.jobs, 2))
             except (search.PagefindError, OSError) as exc:
                 job.error = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
@@ -866,10 +873,8 @@ class SiteWriter:
             self.db.execute("DELETE FROM seen WHERE unit LIKE 'pagefind/%'")
             return search.SearchResult(False, f"Pagefind failed: {job.error}")
         done = [(unit, value, files, None) for unit, value, files in job.linked]
-        for _, unit, value in job.todo:
-            directory = self.staging / unit
-            files = sorted(p.relative_to(self.staging).as_posix() for p in directory.rglob("*") if p.is_file())
-            done.append((unit, value, files, None))
+        for shard, unit, value in job.todo:
+            done.append((unit, value, [unit + name for name in job.files[shard.number]], None))
             self.counts["rendered"] += 1
         if done:
             self.manifest.mark_done(done)
@@ -940,6 +945,7 @@ class _SearchJob:
         self.shards: list[search.Shard] = []
         self.todo: list[tuple[search.Shard, str, bytes]] = []
         self.linked: list[tuple[str, bytes, list[str]]] = []  # shards kept from the published site, to link
+        self.files: dict[int, list[str]] = {}  # by shard number: the files Pagefind wrote, within its folder
         self.thread: threading.Thread | None = None
         self.error: str | None = None
 
