@@ -122,21 +122,18 @@ def repository_source(config: BuildConfig) -> RepoSource:
 
 def resolve_repositories(links: dict[str, list[CodeLinkRow]], source: RepoSource,
                          community: Community | None = None) -> dict[str, RepoWork]:
-    """A record for every repository any link points at, keyed by normalised URL."""
+    """A record for every repository any link points at, keyed by normalised URL. One pass over the links
+    (each URL normalised once) gathers the repositories and, in slug order, the papers linking each."""
     keys: dict[str, RepoKey] = {}
-    for paper_links in links.values():
+    papers: dict[str, list[tuple[str, str]]] = {}
+    for slug, paper_links in links.items():
         for link in paper_links:
             key = safe_key(link.repo_url)
             if key is not None:
                 keys.setdefault(key.key, key)
-    repos: dict[str, RepoWork] = {}
-    for k in bar(sorted(keys), "repositories", unit="repo"):
-        repos[k] = RepoWork(source.record_for(keys[k]))
-    for slug, paper_links in links.items():
-        for link in paper_links:
-            key = safe_key(link.repo_url)
-            if key is not None and key.key in repos:
-                repos[key.key].papers.append((slug, repo_kind(link)))
+                papers.setdefault(key.key, []).append((slug, repo_kind(link)))
+    repos = {k: RepoWork(source.record_for(keys[k]), papers=papers[k])
+             for k in bar(sorted(keys), "repositories", unit="repo")}
     add_community(repos, source, curated() if community is None else community)
     return repos
 
