@@ -152,9 +152,10 @@ class Indexer:
 
     def index(self, records: list[str], output: Path, leave_out: tuple[str, ...] = ()) -> list[str]:
         """Index the records (from `record`) and write the index to `output`, but for the files named in
-        `leave_out`; returns the names of the files `output` then holds, sorted. One record at a time, each answered before the next is sent, so Pagefind numbers the
-        pages in the order given whatever it does with messages in flight: the same records give the same
-        index. A record is already the JSON of the message's url, content and meta: it is sent as it is."""
+        `leave_out`; returns the names of the files `output` then holds, sorted. One record at a time, each
+        answered before the next is sent, so Pagefind numbers the pages in the order given whatever it does
+        with messages in flight: the same records give the same index. A record is already the JSON of the
+        message's url, content and meta: it is sent as it is."""
         try:
             index_id = self._ask({"type": "NewIndex", "config": {"force_language": "en"}})["index_id"]
             head = f'{{"type":"AddRecord","index_id":{int(index_id)},"language":"en","filters":null,"sort":null,'

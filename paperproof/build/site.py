@@ -378,6 +378,10 @@ class SiteWriter:
     def _path(self, url: str) -> str:
         return file_for(url, self.urls.base)
 
+    def _in_sitemap(self, url: str) -> None:
+        """List a page of this build in the sitemaps (the `pages` table they are written from)."""
+        self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (url,))
+
     def _record_files(self, template: str, record: BaseModel, url: str, json_url: str, schema: str, description: str,
                       **context: Any) -> dict[str, Callable[[], str]]:
         def page() -> str:
@@ -385,7 +389,7 @@ class SiteWriter:
                 json_url=json_url, schema_url=self.urls.schema(schema), meta=seo.page_meta(url, description, self.urls),
                 page_url=url, record=record, **context)
 
-        self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (url,))
+        self._in_sitemap(url)
         return {self._path(url): page, self._path(json_url): record.model_dump_json}
 
     def _record(self, template: str, record: BaseModel, url: str, json_url: str, schema: str, description: str,
@@ -540,8 +544,8 @@ class SiteWriter:
                     if row is not None:
                         titles[s] = row[0]
                 self.samples.append((sample, slug))
-                self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (urls.sample(sample.sample_id),))
-            self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (urls.repo(slug),))
+                self._in_sitemap(urls.sample(sample.sample_id))
+            self._in_sitemap(urls.repo(slug))
             listing = RepoListing(
                 slug=slug, repo=record.repo, host=record.host, url=record.url, licence=record.licence,
                 source=record.source, specimen=record.specimen, topic=record.topic, papers=len(papers),
@@ -598,7 +602,7 @@ class SiteWriter:
             self._write_statuses(statuses)
             self._write_attribution()
             self._write_feed()
-            self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (self.urls.search(),))  # written last, listed now
+            self._in_sitemap(self.urls.search())  # the search page is written last, but listed now
             self._write_sitemaps()
             self.pool.drain()
         finally:
@@ -682,7 +686,7 @@ class SiteWriter:
             page_rows = [row for _, row in zip(range(PAGE_SIZE), rows)]
             paging_json = paging.model_dump_json()
             unit = self._path(paging.page_url)
-            self.db.execute("INSERT OR IGNORE INTO pages VALUES (?)", (paging.page_url,))
+            self._in_sitemap(paging.page_url)
             h = Digest(self.version, kind, paging_json, dump_json(extra))
             for row in page_rows:
                 h.add(row)
