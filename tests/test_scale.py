@@ -104,6 +104,10 @@ def test_pagefind_indexes_records_streamed_to_its_service(tmp_path):
     entry = json.loads((tmp_path / "out" / "pagefind-entry.json").read_text())
     assert entry["languages"]["en"]["page_count"] == 300
     assert not (tmp_path / "out" / "pagefind-ui.js").exists()  # shard 2: the UI lives in the first shard only
+    # pipelined (the default window, five windows of records) or one record at a time: the same index
+    one_by_one = search.Indexer(search.binary(), window=1).index(lines, tmp_path / "one", search.unused(2))
+    assert one_by_one == written[2]
+    assert all((tmp_path / "one" / name).read_bytes() == (tmp_path / "out" / name).read_bytes() for name in one_by_one)
     (tmp_path / "bad.jsonl").write_text('{"url": "/x/", "content": "x", "meta": {"title": 3}}\n')
     with pytest.raises(search.PagefindError):
         search.index_shards([(1, tmp_path / "bad.jsonl", tmp_path / "bad")])

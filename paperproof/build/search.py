@@ -31,7 +31,9 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -110,59 +112,96 @@ def record(url: str, title: str, authors: list[str], tasks: list[str], abstract:
     return json.dumps({"url": url, "content": content, "meta": meta}, ensure_ascii=False, separators=(",", ":"))
 
 
+_RECORD_URL = re.compile(r'\{"url":\s*("(?:[^"\\]|\\.)*")')  # a record's start: its URL, as JSON
+
+
 class PagefindError(Exception):
     """Pagefind answered with an error, or exited before it answered."""
 
 
 class Indexer:
-    """One `pagefind --service` process building one index: records in, the index's files out."""
+    """One `pagefind --service` process building one index: records in, the index's files out.
 
-    def __init__(self, executable: Path) -> None:
-        # One worker thread: records go one at a time, so more threads only wake each other.
+    Records are pipelined: up to two windows of `window` messages are in flight, each window written in one
+    go, so Pagefind never waits for paperproof to read an answer and send the next record (one at a time,
+    each Pagefind process sat idle a quarter of the time, waiting on the round trip). The order is still
+    fixed: Pagefind's service reads its input in order and handles one message at a time, so it numbers
+    the pages in the order sent and the same records give the same index. Each answer names the page it
+    indexed and is checked against the record sent in its place; a Pagefind that answered out of order
+    (one that handled messages concurrently) fails the index rather than making one that differs between
+    builds."""
+
+    def __init__(self, executable: Path, window: int = 64) -> None:
+        # One worker thread: Pagefind handles one message at a time, so more threads only wake each other.
         self.process = subprocess.Popen([str(executable), "--service"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                         env={**os.environ, "TOKIO_WORKER_THREADS": "1"})
-        self._pending = b""
+        self.window = window
+        self._answers: deque[bytes] = deque()  # answers read, not yet looked at
+        self._partial = b""  # the start of an answer not yet read to its end
         self._sent = 0
 
     def _answer(self) -> dict[str, Any]:
         """The next answer's payload; raises on an error or when Pagefind exits."""
         assert self.process.stdout is not None
-        chunks = [self._pending]
-        while b"," not in chunks[-1]:  # an answer of many megabytes comes in many reads: each is looked at once
+        parts = [self._partial]
+        while not self._answers:  # an answer of many megabytes comes in many reads: each is looked at once
             chunk = self.process.stdout.read1(1 << 20)
             if not chunk:
                 raise PagefindError(f"Pagefind exited (status {self.process.wait()}) before it answered")
-            chunks.append(chunk)
-        message, self._pending = b"".join(chunks).split(b",", 1)
-        payload = json.loads(base64.b64decode(message))["payload"]
+            parts.append(chunk)
+            if b"," in chunk:
+                *complete, rest = b"".join(parts).split(b",")
+                self._answers.extend(complete)
+                parts = [rest]
+        self._partial = b"".join(parts)
+        payload = json.loads(base64.b64decode(self._answers.popleft()))["payload"]
         if payload.get("type") == "Error":
             raise PagefindError(str(payload.get("message", "an error without a message")).splitlines()[0][:200])
         return payload
 
-    def _ask(self, payload: dict[str, Any] | str) -> dict[str, Any]:
-        """Send a message (its payload as a dict, or already as JSON) and wait for its answer."""
+    def _send(self, bodies: list[str]) -> None:
+        """Send messages (their payloads as JSON) in one write."""
         assert self.process.stdin is not None
-        self._sent += 1
-        body = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-        message = f'{{"message_id":{self._sent},"payload":{body}}}'
-        self.process.stdin.write(base64.b64encode(message.encode()) + b",")
+        out = []
+        for body in bodies:
+            self._sent += 1
+            out.append(base64.b64encode(f'{{"message_id":{self._sent},"payload":{body}}}'.encode()))
+            out.append(b",")
+        self.process.stdin.write(b"".join(out))
         self.process.stdin.flush()
+
+    def _ask(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send one message and wait for its answer (nothing else in flight)."""
+        self._send([json.dumps(payload, ensure_ascii=False)])
         return self._answer()
+
+    def _indexed(self, url: str) -> None:
+        page = self._answer().get("page_url")
+        if page != url:
+            raise PagefindError(f"Pagefind answered for {page!r} where {url!r} was sent: it did not index the "
+                                "records in the order sent, so the index would differ between builds")
 
     def index(self, records: list[str], output: Path, leave_out: tuple[str, ...] = ()) -> list[str]:
         """Index the records (from `record`) and write the index to `output`, but for the files named in
-        `leave_out`; returns the names of the files `output` then holds, sorted. One record at a time, each
-        answered before the next is sent, so Pagefind numbers the pages in the order given whatever it does
-        with messages in flight: the same records give the same index. A record is already the JSON of the
-        message's url, content and meta: it is sent as it is."""
+        `leave_out`; returns the names of the files `output` then holds, sorted. A record is already the
+        JSON of the message's url, content and meta: it is sent as it is."""
         try:
             index_id = self._ask({"type": "NewIndex", "config": {"force_language": "en"}})["index_id"]
             head = f'{{"type":"AddRecord","index_id":{int(index_id)},"language":"en","filters":null,"sort":null,'
-            for line in records:
-                if not line.startswith('{"url":'):
-                    raise PagefindError(f"not a search record: {line[:80]!r}")
-                self._ask(head + line[1:])
+            waiting: deque[str] = deque()  # the URLs of the records sent and not yet answered, in order
+            for start in range(0, len(records), self.window):
+                batch = records[start:start + self.window]
+                for line in batch:
+                    url = _RECORD_URL.match(line)
+                    if url is None:
+                        raise PagefindError(f"not a search record: {line[:80]!r}")
+                    waiting.append(json.loads(url.group(1)))
+                self._send([head + line[1:] for line in batch])
+                while len(waiting) > self.window:
+                    self._indexed(waiting.popleft())
+            while waiting:
+                self._indexed(waiting.popleft())
             # The files come back in the answer and are written here: with WriteFiles, Pagefind answers
             # before its writes finish, and exits when its input closes, leaving files cut short.
             answer = self._ask({"type": "GetFiles", "index_id": index_id})["files"]
