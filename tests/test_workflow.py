@@ -66,3 +66,26 @@ def test_the_cached_paths_are_those_the_build_uses():
     assert step("Save")["if"] == "always()"  # a failed build's staging tree is saved for the next run to resume
     upload = next(s for s in steps() if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"] == "site"
+
+
+def test_a_site_larger_than_pages_publishes_fails_the_run_before_the_upload(tmp_path):
+    check = step("Check the site fits GitHub Pages")
+    names = [s.get("name") or s.get("uses") for s in steps()]
+    assert names.index(step("Save")["name"]) < names.index(check["name"]) < names.index("actions/upload-pages-artifact@v3")
+    assert check["env"]["LIMIT_MB"] == 1024  # GitHub's documented limit for a published site
+
+    (tmp_path / "site" / "paper").mkdir(parents=True)
+    for n in range(3):
+        (tmp_path / "site" / "paper" / f"{n}.html").write_bytes(b"x" * 1_000_000)
+
+    def run(limit_mb: int) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-euo", "pipefail", "-c", check["run"]], cwd=tmp_path, capture_output=True,
+                              text=True, env={**os.environ, "LIMIT_MB": str(limit_mb)}, timeout=60)
+
+    over = run(2)
+    assert over.returncode == 1
+    assert over.stdout.startswith("::error::The site is 3 MB; GitHub Pages publishes at most 2 MB.")
+    assert "PAPERPROOF_ARCHIVE" in over.stdout  # it says what to do
+    fits = run(1024)
+    assert fits.returncode == 0, fits.stdout + fits.stderr
+    assert "3 MB of the 1024 MB" in fits.stdout
