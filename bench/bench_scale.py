@@ -9,18 +9,21 @@
    patches the tree the first one replaced, as every later build does.
 5. Rebuild by other code: the same archive built again as a new release of paperproof would (every page
    rendered again; another `--base-url` stands in for the new code), the search index kept.
-6. Hugo (Debian package `hugo`): one content file per paper (front matter with title, date, authors,
-   tasks and links, the abstract as Markdown body), minimal layouts giving each paper an HTML page and a
-   JSON twin (output formats), `hugo` timed on them; then Pagefind over Hugo's output, its pages marked
-   for the same four fields paperproof's search indexes, as a Hugo site gets search: a second ratio for
-   the same pages with the same search.
+6. Hugo (Debian package `hugo`) building the same site from the same data (`hugo_site`): a content
+   file per paper (its fields, the abstract as Markdown, its code links joined from the links dump) and
+   per repository (the papers linking to it), tasks as a taxonomy, and layouts giving each paper,
+   repository and task an HTML page and a JSON twin, the papers and repositories lists of 1,000 a page,
+   a home page and a sitemap; `hugo` timed on them (writing the content files is not timed). Then
+   Pagefind over Hugo's output, its paper pages marked for the same four fields paperproof's search
+   indexes, as a Hugo site gets search: a second ratio for the same site with the same search.
 
 Memory: a sampler reads every process of the build's tree twice a second and reports the peak of the
 sum of their RSS (an upper bound: pages shared between forked processes count in each) and of their
 PSS (shared pages divided among the processes that share them), and `getrusage(RUSAGE_CHILDREN)`'s
 `ru_maxrss`, the largest RSS of any single process. Pages per second are paper pages (each with its
 JSON twin) divided by the whole build's wall time, everything included (link join, repositories, list
-and task pages, sitemaps, search index); Hugo's are the same pages divided by `hugo`'s wall time.
+and task pages, sitemaps, search index); Hugo's are the same pages divided by `hugo`'s wall time, which
+likewise includes its repository, list and task pages.
 
 The disk: the same sampler counts the build's processes it finds waiting on the disk (state D), and the
 machine's I/O wait over the build is read from `/proc/stat`. On a disk that serves few operations a
@@ -138,51 +141,114 @@ def build_command(archive: Path, work: Path, jobs: int | None) -> list[str]:
 
 HUGO_CONFIG = """baseURL = "/"
 title = "paperproof (Hugo comparison)"
-disableKinds = ["taxonomy", "term", "RSS", "sitemap", "robotsTXT", "404"]
+disableKinds = ["RSS", "robotsTXT", "404"]
+paginate = 1000
+[taxonomies]
+task = "tasks"
 [outputs]
+home = ["HTML", "JSON"]
 page = ["HTML", "JSON"]
-home = ["HTML"]
 section = ["HTML"]
+taxonomy = ["HTML"]
+term = ["HTML", "JSON"]
 [markup.goldmark.renderer]
 unsafe = false
 """
-HUGO_SINGLE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{ .Title }} — paperproof</title>
+HEAD = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ .Title }} — paperproof</title>"""
+HUGO_LAYOUTS = {
+    # A paper: its fields, its tasks (linking to their term pages) and its code links (to repository pages).
+    "paper/single.html": HEAD + """
 <meta name="description" content="{{ .Summary | plainify | truncate 300 }}">
 {{ range .Params.authors }}<meta name="citation_author" content="{{ . }}">{{ end }}
 <link rel="alternate" type="application/json" href="{{ .RelPermalink }}index.json"></head>
 <body><main><h1 data-pagefind-body data-pagefind-meta="title">{{ .Title }}</h1>
 <dl><dt>Authors</dt><dd data-pagefind-body data-pagefind-meta="authors">{{ delimit .Params.authors ", " }} </dd>
 {{ with .Params.date_text }}<dt>Date</dt><dd data-pagefind-meta="date">{{ . }}</dd>{{ end }}
-{{ with .Params.tasks }}<dt>Tasks</dt><dd data-pagefind-body data-pagefind-meta="tasks">{{ delimit . ", " }} </dd>{{ end }}
+{{ with .GetTerms "tasks" }}<dt>Tasks</dt><dd data-pagefind-body data-pagefind-meta="tasks">{{ range . }}\
+<a href="{{ .RelPermalink }}">{{ .LinkTitle }}</a> {{ end }}</dd>{{ end }}
 <dt>Links</dt><dd>{{ with .Params.url_abs }}<a href="{{ . }}">Abstract page</a>{{ end }}
 {{ with .Params.url_pdf }}<a href="{{ . }}">PDF</a>{{ end }}</dd></dl>
 <section><h2>Abstract</h2><div data-pagefind-body>{{ .Content }}</div></section>
+{{ with .Params.code }}<section><h2>Code</h2><ul>{{ range . }}<li><a href="/repo/{{ .key }}/">{{ .name }}</a>
+{{ with .framework }}{{ . }}{{ end }}{{ if .official }} (official){{ end }} <a href="{{ .url }}">source</a></li>\
+{{ end }}</ul></section>{{ end }}
 </main></body></html>
-"""
-HUGO_JSON = """{{ dict "title" .Title "date" .Params.date_text "authors" .Params.authors "tasks" .Params.tasks \
-"url_abs" .Params.url_abs "url_pdf" .Params.url_pdf "abstract" .RawContent | jsonify }}
-"""
-HUGO_LIST = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{ .Title }}</title></head>
-<body><p>{{ len .Pages }} pages</p></body></html>
-"""
+""",
+    "paper/single.json": """{{ dict "title" .Title "date" .Params.date_text "authors" .Params.authors "tasks" \
+.Params.tasks "methods" .Params.methods "url_abs" .Params.url_abs "url_pdf" .Params.url_pdf "code" .Params.code \
+"abstract" .RawContent | jsonify }}
+""",
+    # A repository: its URL and the papers that link to it.
+    "repo/single.html": HEAD + """</head>
+<body><main><h1>{{ .Title }}</h1><p><a href="{{ .Params.repo_url }}">{{ .Params.repo_url }}</a></p>
+<section><h2>Papers</h2><ul>{{ range .Params.papers }}<li><a href="/paper/{{ .slug }}/">{{ .title }}</a>\
+{{ if .official }} (official){{ end }}</li>{{ end }}</ul></section></main></body></html>
+""",
+    "repo/single.json": """{{ dict "name" .Title "url" .Params.repo_url "papers" .Params.papers | jsonify }}
+""",
+    # The paper and repository lists, 1,000 a page, as paperproof pages them.
+    "_default/list.html": HEAD + """</head>
+<body><main><h1>{{ .Title }}</h1><ol>{{ range .Paginator.Pages }}<li><a href="{{ .RelPermalink }}">{{ .Title }}</a>\
+</li>{{ end }}</ol>{{ with .Paginator.Prev }}<a href="{{ .URL }}">previous</a>{{ end }}
+{{ with .Paginator.Next }}<a href="{{ .URL }}">next</a>{{ end }}</main></body></html>
+""",
+    # A task: every paper with it; the task index: every task with its count.
+    "_default/term.html": HEAD + """</head>
+<body><main><h1>{{ .Title }}</h1><ol>{{ range .Pages }}<li><a href="{{ .RelPermalink }}">{{ .Title }}</a> \
+{{ .Params.date_text }}</li>{{ end }}</ol></main></body></html>
+""",
+    "_default/term.json": """{{ $papers := slice }}{{ range .Pages }}{{ $papers = $papers | append (dict "title" .Title \
+"url" .RelPermalink) }}{{ end }}{{ dict "task" .Title "papers" $papers | jsonify }}
+""",
+    "_default/taxonomy.html": HEAD + """</head>
+<body><main><h1>Tasks</h1><ul>{{ range .Data.Terms.ByCount }}<li><a href="{{ .Page.RelPermalink }}">\
+{{ .Page.Title }}</a> {{ .Count }}</li>{{ end }}</ul></main></body></html>
+""",
+    "index.html": HEAD + """</head>
+<body><main><h1>paperproof</h1><p>{{ len (where .Site.RegularPages "Section" "paper") }} papers,
+{{ len (where .Site.RegularPages "Section" "repo") }} repositories</p>
+<a href="/paper/">papers</a> <a href="/repo/">repositories</a> <a href="/tasks/">tasks</a></main></body></html>
+""",
+    "index.json": """{{ dict "papers" (len (where .Site.RegularPages "Section" "paper")) "repositories" \
+(len (where .Site.RegularPages "Section" "repo")) | jsonify }}
+""",
+}
+
+
+def repo_key(url: str) -> str:
+    """`owner+name` of a GitHub URL, as paperproof names repository pages."""
+    return "+".join(url.rstrip("/").split("/")[-2:]).lower()
 
 
 def hugo_site(archive: Path, folder: Path) -> int:
-    """Content files for every paper of the archive's dump, and the layouts. Returns the number of papers."""
+    """The site paperproof builds, as a Hugo site: a content file per paper (front matter with title,
+    date, authors, tasks, methods, links and its code links joined from the links dump; the abstract as
+    Markdown body) and per repository (its URL and the papers linking to it), tasks as a taxonomy, and
+    layouts giving each paper and repository an HTML page and a JSON twin, each task a page and a twin,
+    the papers and repositories paged lists of 1,000, and a home page. Returns the number of papers."""
     import ijson
 
     if folder.exists():
         shutil.rmtree(folder)
-    content = folder / "content" / "paper"
-    content.mkdir(parents=True)
+    (folder / "config.toml").parent.mkdir(parents=True)
     (folder / "config.toml").write_text(HUGO_CONFIG)
-    layouts = folder / "layouts" / "_default"
-    layouts.mkdir(parents=True)
-    (layouts / "single.html").write_text(HUGO_SINGLE)
-    (layouts / "single.json").write_text(HUGO_JSON)
-    (layouts / "list.html").write_text(HUGO_LIST)
-    (folder / "layouts" / "index.html").write_text(HUGO_LIST)
+    for name, text in HUGO_LAYOUTS.items():
+        (folder / "layouts" / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / "layouts" / name).write_text(text)
+    code: dict[str, list[dict]] = {}
+    repos: dict[str, dict] = {}
+    with gzip.open(archive / "links-between-papers-and-code.json.gz", "rb") as handle:
+        for row in ijson.items(handle, "item"):
+            slug = row["paper_url"].rstrip("/").rsplit("/", 1)[-1]
+            key = repo_key(row["repo_url"])
+            code.setdefault(slug, []).append({"key": key, "name": key.replace("+", "/"), "url": row["repo_url"],
+                                              "framework": row.get("framework"), "official": row.get("is_official")})
+            repo = repos.setdefault(key, {"title": key.replace("+", "/"), "repo_url": row["repo_url"], "papers": []})
+            repo["papers"].append({"slug": slug, "title": row.get("paper_title"), "official": row.get("is_official")})
+    for section in ("paper", "repo"):
+        (folder / "content" / section).mkdir(parents=True)
+        (folder / "content" / section / "_index.md").write_text(json.dumps({"title": section.title() + "s"}) + "\n")
     seen: set[str] = set()
     with gzip.open(archive / "papers-with-abstracts.json.gz", "rb") as handle:
         for row in ijson.items(handle, "item", use_float=True):
@@ -191,10 +257,14 @@ def hugo_site(archive: Path, folder: Path) -> int:
                 continue
             seen.add(slug)
             front = {"title": row["title"], "slug": slug, "authors": row.get("authors") or [],
-                     "tasks": row.get("tasks") or [], "date_text": row.get("date"), "url_abs": row.get("url_abs"),
-                     "url_pdf": row.get("url_pdf")}
-            (content / f"{slug}.md").write_text(json.dumps(front, ensure_ascii=False) + "\n\n" + (row.get("abstract") or "")
-                                                + "\n", encoding="utf-8")
+                     "tasks": row.get("tasks") or [], "methods": row.get("methods") or [],
+                     "date_text": row.get("date"), "url_abs": row.get("url_abs"), "url_pdf": row.get("url_pdf"),
+                     "code": code.get(slug, [])}
+            (folder / "content" / "paper" / f"{slug}.md").write_text(
+                json.dumps(front, ensure_ascii=False) + "\n\n" + (row.get("abstract") or "") + "\n", encoding="utf-8")
+    for key, repo in repos.items():
+        (folder / "content" / "repo" / f"{key}.md").write_text(json.dumps({**repo, "slug": key}, ensure_ascii=False)
+                                                               + "\n", encoding="utf-8")
     return len(seen)
 
 
@@ -290,7 +360,7 @@ def main() -> int:
         folder = work / "hugo"
         started = time.perf_counter()
         count = hugo_site(archive, folder)
-        print(f"wrote {count:,} Hugo content files in {time.perf_counter() - started:.0f} s", flush=True)
+        print(f"wrote the Hugo content files of {count:,} papers and their repositories in {time.perf_counter() - started:.0f} s", flush=True)
         version = subprocess.run(["hugo", "version"], capture_output=True, text=True).stdout.strip()
         hugo = run(["hugo", "--quiet", "--destination", str(folder / "public")], cwd=folder, check=False)
         if hugo["returncode"] != 0:
@@ -299,9 +369,11 @@ def main() -> int:
                             f"{hugo['returncode']}{killed}, at {fmt_mb(hugo['rss'])} RSS; no ratio at this size"))
         else:
             hugo_pages = sum(1 for _ in (folder / "public" / "paper").glob("*/index.json"))
+            html = sum(1 for _ in (folder / "public").rglob("*.html"))
             report(
-                ("Hugo", f"{version.split(' BuildDate')[0]}: {hugo['wall']:.0f} s for {hugo_pages:,} pages "
-                         f"(+ JSON), {hugo_pages / hugo['wall']:,.0f} pages/s, peak {fmt_mb(hugo['rss'])} RSS"),
+                ("Hugo, the same site", f"{version.split(' BuildDate')[0]}: {hugo['wall']:.0f} s for {hugo_pages:,} "
+                                        f"paper pages (+ JSON) of {html:,} HTML pages, {hugo_pages / hugo['wall']:,.0f} "
+                                        f"paper pages/s, peak {fmt_mb(hugo['rss'])} RSS"),
                 ("paperproof / Hugo", f"{(paper_pages / full['wall']) / (hugo_pages / hugo['wall']):.2f}× Hugo's "
                                       "pages per second"),
             )
@@ -312,7 +384,7 @@ def main() -> int:
             both = hugo["wall"] + pagefind["wall"]
             if pagefind["returncode"] == 0:
                 report(
-                    ("Hugo then Pagefind (same pages, same search)",
+                    ("Hugo then Pagefind (the same site, same search)",
                      f"{both:.0f} s ({pagefind['wall']:.0f} s of Pagefind, peak {fmt_mb(pagefind['rss'])} RSS): "
                      f"{hugo_pages / both:,.0f} pages/s"),
                     ("paperproof / (Hugo then Pagefind)",
