@@ -71,7 +71,8 @@ def test_the_cached_paths_are_those_the_build_uses():
 def test_a_site_larger_than_pages_publishes_fails_the_run_before_the_upload(tmp_path):
     check = step("Check the site fits GitHub Pages")
     names = [s.get("name") or s.get("uses") for s in steps()]
-    assert names.index(step("Save")["name"]) < names.index(check["name"]) < names.index("actions/upload-pages-artifact@v3")
+    upload = names.index("actions/upload-pages-artifact@v3")
+    assert names.index(step("Save")["name"]) < names.index(check["name"]) < upload
     assert check["env"]["LIMIT_MB"] == 1024  # GitHub's documented limit for a published site
 
     (tmp_path / "site" / "paper").mkdir(parents=True)
