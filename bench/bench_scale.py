@@ -231,7 +231,7 @@ def hugo_site(archive: Path, folder: Path) -> int:
 
     if folder.exists():
         shutil.rmtree(folder)
-    (folder / "config.toml").parent.mkdir(parents=True)
+    folder.mkdir(parents=True)
     (folder / "config.toml").write_text(HUGO_CONFIG)
     for name, text in HUGO_LAYOUTS.items():
         (folder / "layouts" / name).parent.mkdir(parents=True, exist_ok=True)
