@@ -227,6 +227,7 @@ def hugo_site(archive: Path, folder: Path) -> int:
     import ijson
 
     from paperproof.build.urls import repo_slug
+    from paperproof.catalogue.archive_rows import paper_slug
     from paperproof.catalogue.repo_url import normalise_repo_url
 
     if folder.exists():
@@ -240,7 +241,7 @@ def hugo_site(archive: Path, folder: Path) -> int:
     repos: dict[str, dict] = {}
     with gzip.open(archive / "links-between-papers-and-code.json.gz", "rb") as handle:
         for row in ijson.items(handle, "item"):
-            slug = row["paper_url"].rstrip("/").rsplit("/", 1)[-1]
+            slug = paper_slug(row["paper_url"])
             try:  # the repositories paperproof makes pages for, under the same names
                 repo_id = normalise_repo_url(row["repo_url"])
             except ValueError:
@@ -256,7 +257,7 @@ def hugo_site(archive: Path, folder: Path) -> int:
     seen: set[str] = set()
     with gzip.open(archive / "papers-with-abstracts.json.gz", "rb") as handle:
         for row in ijson.items(handle, "item", use_float=True):
-            slug = row["paper_url"].rstrip("/").rsplit("/", 1)[-1]
+            slug = paper_slug(row["paper_url"])
             if slug in seen:
                 continue
             seen.add(slug)
