@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from paperproof.build.pipeline import BuildConfig, build
-from paperproof.build.write import Busy
+from paperproof.plumbing.locks import Busy
 from paperproof.catalogue import licence
 from paperproof.catalogue.archive import bundled_root
 from paperproof.catalogue.community import Community, CommunityRepo

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paperproof.build import verdict
+from paperproof.verify import verdict
 from paperproof.build.pipeline import BuildConfig, build
 from paperproof.catalogue.extract import extract_module
 from paperproof.catalogue.sample import Contract

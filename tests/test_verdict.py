@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from paperproof.build.contracts import draft
-from paperproof.build.verdict import judge
+from paperproof.verify.contracts import draft
+from paperproof.verify.verdict import judge
 from paperproof.catalogue.extract import extract_module
 from paperproof.catalogue.fixture_case import FixtureSet, Unsynthesizable
 from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, ExceptionInfo, RunResult

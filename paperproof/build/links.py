@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from paperproof.build.progress import bar
+from paperproof.plumbing.progress import bar
 from paperproof.build.twin import safe_key
 from paperproof.catalogue.archive import Archive
 

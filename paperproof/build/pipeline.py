@@ -8,13 +8,11 @@ staging directory and swapped in only when complete, so a failed build leaves th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from paperproof.build import contracts, fidelity, verdict
-from paperproof.build.progress import BuildSummary, bar
-from paperproof.build.samples import link_behaviours, make_sample
+from paperproof.build.summary import BuildSummary
 from paperproof.build.links import LinkTable, read_link_table
 from paperproof.build.manifest import input_files
 from paperproof.build.site import SiteWriter
@@ -25,14 +23,13 @@ from paperproof.catalogue.archive_rows import CodeLinkRow
 from paperproof.catalogue.community import KIND as COMMUNITY_KIND, Community, annotate, curated
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
+from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.repos import LocalRepos, RepoSource, record_without_source
 from paperproof.catalogue.repo_url import RepoKey
-from paperproof.catalogue.sample import Sample
-from paperproof.catalogue.select import DEFAULT_PER_REPO, Selected, paper_terms, select
+from paperproof.catalogue.select import DEFAULT_PER_REPO, paper_terms, select
 from paperproof.catalogue.store import StoreRepos
-from paperproof.fixtures.synth import synthesize
-from paperproof.runner.distributed import make_executor
-from paperproof.runner.executor import ResultCache, RunRequest
+from paperproof.plumbing.progress import bar
+from paperproof.verify.stage import RunSettings, run_and_judge
 
 
 @dataclass
@@ -51,16 +48,6 @@ class BuildConfig:
     check: bool = False  # write nothing; the summary's `stale` says what a build would change
 
 
-@dataclass
-class RepoWork:
-    """What one repository contributes: its record, the entries chosen and the papers linking it."""
-
-    record: RepoRecord
-    selected: list[Selected] = field(default_factory=list)
-    samples: list[Sample] = field(default_factory=list)
-    papers: list[tuple[str, str]] = field(default_factory=list)  # (slug, repo kind)
-
-
 def build(config: BuildConfig) -> BuildSummary:
     summary = BuildSummary(out=str(config.out))
     archive = open_archive(config.archive)
@@ -73,8 +60,9 @@ def build(config: BuildConfig) -> BuildSummary:
             repos = resolve_repositories(links, repository_source(config))
         with summary.timed("samples"):
             terms = collect_paper_terms(archive, links, repos)
-            select_entries(repos, terms, config.per_repo, summary)
-            run_and_judge(repos, config, summary)
+            repos = select_entries(repos, terms, config.per_repo, summary)
+            judged = run_and_judge(repos, run_settings(config))
+            repos, summary.executed, summary.cached = judged.repos, judged.executed, judged.cached
         with summary.timed("paper pages"):
             summary.papers = site.write_papers(archive, links, repos)
         with summary.timed("repository pages"):
@@ -132,22 +120,21 @@ def resolve_repositories(links: dict[str, list[CodeLinkRow]], source: RepoSource
             if key is not None:
                 keys.setdefault(key.key, key)
                 papers.setdefault(key.key, []).append((slug, repo_kind(link)))
-    repos = {k: RepoWork(source.record_for(keys[k]), papers=papers[k])
+    repos = {k: RepoWork(source.record_for(keys[k]), papers=tuple(papers[k]))
              for k in bar(sorted(keys), "repositories", unit="repo")}
-    add_community(repos, source, curated() if community is None else community)
-    return repos
+    return add_community(repos, source, curated() if community is None else community)
 
 
-def add_community(repos: dict[str, RepoWork], source: RepoSource, community: Community) -> None:
+def add_community(repos: dict[str, RepoWork], source: RepoSource, community: Community) -> dict[str, RepoWork]:
     """Curated repositories: each gets a record (so a page) and its papers, as kind `community`, unless linked."""
+    repos = dict(repos)
     for entry in community:
         key = entry.key
-        work = repos.get(key.key)
-        if work is None:
-            work = repos[key.key] = RepoWork(source.record_for(key))
-        work.record = annotate(work.record, entry)
+        work = repos.get(key.key) or RepoWork(source.record_for(key))
         linked = {slug for slug, _ in work.papers}
-        work.papers.extend((slug, COMMUNITY_KIND) for slug in entry.papers if slug not in linked)
+        repos[key.key] = work.but(record=annotate(work.record, entry), papers=work.papers + tuple(
+            (slug, COMMUNITY_KIND) for slug in entry.papers if slug not in linked))
+    return repos
 
 
 def collect_paper_terms(archive: Archive, links: dict[str, list[CodeLinkRow]],
@@ -162,8 +149,10 @@ def collect_paper_terms(archive: Archive, links: dict[str, list[CodeLinkRow]],
     return {k: set().union(*(by_paper.get(s, set()) for s, _ in w.papers)) for k, w in repos.items() if w.record.has_source}
 
 
-def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_repo: int, summary: BuildSummary) -> None:
+def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_repo: int,
+                   summary: BuildSummary) -> dict[str, RepoWork]:
     """Extract every entry of each repository with `ast`, then keep the most relevant."""
+    chosen = dict(repos)
     for key, work in bar(sorted(repos.items()), "extract", unit="repo"):
         record = work.record
         if not record.has_source:
@@ -172,36 +161,12 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
         report = extract_repo(root, record.repo)
         summary.skipped_files.extend((record.repo, path, reason) for path, reason in report.skipped)
         readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
-        work.selected = select(report.entries, terms.get(key, set()), readme, per_repo)
+        chosen[key] = work.but(selected=tuple(select(report.entries, terms.get(key, set()), readme, per_repo)))
+    return chosen
 
 
-def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: BuildSummary) -> None:
-    """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did."""
-    jobs = []
-    for key in sorted(repos):
-        work = repos[key]
-        for chosen in work.selected:
-            fixtures = synthesize(chosen.entry)
-            jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry)))
-    runnable = [RunRequest(c.entry, f, work.record.snapshot, config.limits) for work, c, f, _ in jobs if f.cases]
-    cache = ResultCache(config.cache / "runs" if config.cache else None)
-    results = {}
-    if runnable:
-        with make_executor(config.workers, cache, config.scheduler) as executor:
-            for request, result in zip(runnable, bar(executor.run(runnable), "run", total=len(runnable), unit="sample")):
-                results[request.entry.code_sha256, request.entry.path, request.entry.repo] = result
-            summary.executed = executor.executed
-            summary.cached = cache.hits
-    for work, chosen, fixtures, contract in bar(jobs, "verify", unit="sample"):
-        result = results.get((chosen.entry.code_sha256, chosen.entry.path, chosen.entry.repo))
-        findings = fidelity.assess(fixtures, result)
-        judged = verdict.judge(fixtures, result, contract, findings)
-        papers = sorted({slug for slug, _ in work.papers})
-        work.samples.append(make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result,
-                                        contract, judged, papers, findings))
-    linked = iter(link_behaviours([s for key in sorted(repos) for s in repos[key].samples]))
-    for key in sorted(repos):
-        repos[key].samples = [next(linked) for _ in repos[key].samples]
+def run_settings(config: BuildConfig) -> RunSettings:
+    return RunSettings(workers=config.workers, cache=config.cache, scheduler=config.scheduler, limits=config.limits)
 
 
 def read_at(archive: Archive) -> str:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from paperproof.build.manifest import digest
-from paperproof.build.write import update_tree
+from paperproof.plumbing.files import update_tree
 
 SHARD_SIZE = 5_000  # Pagefind holds about 95 KB per paper while it indexes: about 0.5 GB per shard
 FIELDS = ["title", "authors", "tasks", "abstract"]

@@ -2,7 +2,7 @@
 
 The vocabularies below are the single definition of every status word the site uses; the twin
 carries them (`status_vocabulary`) and the pages print them. The rules that pick a status are in
-`paperproof.build.verdict`.
+`paperproof.verify.verdict`.
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from paperproof.build.write import hold, write_atomic
+from paperproof.plumbing.files import write_atomic
+from paperproof.plumbing.locks import hold
 from paperproof.catalogue import tarsafe
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import RepoKey

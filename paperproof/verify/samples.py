@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from paperproof.build.verdict import Verdict
+from paperproof.verify.verdict import Verdict
 from paperproof.catalogue import licence
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureSet

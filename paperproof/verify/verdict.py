@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from paperproof.build.contracts import check
-from paperproof.build.fidelity import channels, departure
+from paperproof.verify.contracts import check
+from paperproof.verify.fidelity import channels, departure
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import CaseOutcome, RunResult
 from paperproof.catalogue.sample import Clause, Contract, Fidelity
@@ -72,7 +72,7 @@ def fingerprint(result: RunResult) -> str | None:
 
 def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
           findings: list[Fidelity] | None = None) -> Verdict:
-    """Apply the rules above. `findings` are the metric core's (see `paperproof.build.fidelity`):
+    """Apply the rules above. `findings` are the metric core's (see `paperproof.verify.fidelity`):
     an output recognised as a metric that departs from the paper's definition is a violation."""
     metric_departure = departure(findings or [])
     if fixtures.missing:
