@@ -12,14 +12,19 @@ from collections import Counter
 from pathlib import Path
 
 from paperproof.build.pipeline import (
-    BuildConfig, collect_paper_terms, read_links, repository_source, resolve_repositories, run_settings,
+    BuildConfig,
+    collect_paper_terms,
+    read_links,
+    repository_source,
+    resolve_repositories,
+    run_settings,
     select_entries,
 )
-from paperproof.verify.stage import run_and_judge
 from paperproof.build.summary import BuildSummary
 from paperproof.catalogue.archive import open_archive
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.sample import CONTRACT_CHECK_VOCABULARY, STATUS_VOCABULARY, TIER_VOCABULARY
+from paperproof.verify.stage import run_and_judge
 
 
 def main() -> None:

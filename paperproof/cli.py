@@ -99,8 +99,8 @@ def _harvest(args: argparse.Namespace) -> int:
     """Exit 0 when every repository is settled, 75 (try again later) when the API's rate limit stopped it."""
     import os
 
-    from paperproof.plumbing.locks import Busy
     from paperproof.catalogue.harvest import HarvestConfig, harvest
+    from paperproof.plumbing.locks import Busy
 
     config = HarvestConfig(archive=args.archive, store=args.store, api_url=args.api_url, concurrency=args.concurrency,
                            timeout=args.timeout, retries=args.retries, max_wait=args.max_wait,

@@ -9,23 +9,24 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from paperproof.build.summary import BuildSummary
 from paperproof.build.links import LinkTable, read_link_table
 from paperproof.build.manifest import input_files
 from paperproof.build.site import SiteWriter
+from paperproof.build.summary import BuildSummary
 from paperproof.build.twin import repo_kind, safe_key
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
 from paperproof.catalogue.archive_rows import CodeLinkRow
-from paperproof.catalogue.community import KIND as COMMUNITY_KIND, Community, annotate, curated
+from paperproof.catalogue.community import KIND as COMMUNITY_KIND
+from paperproof.catalogue.community import Community, annotate, curated
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
+from paperproof.catalogue.repo_url import RepoKey
 from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.repos import LocalRepos, RepoSource, record_without_source
-from paperproof.catalogue.repo_url import RepoKey
 from paperproof.catalogue.select import DEFAULT_PER_REPO, paper_terms, select
 from paperproof.catalogue.store import StoreRepos
 from paperproof.plumbing.progress import bar
@@ -176,7 +177,7 @@ def read_at(archive: Archive) -> str:
         if not epoch.isdigit():
             raise ValueError(f"SOURCE_DATE_EPOCH={epoch!r} is not a count of seconds since 1970-01-01 UTC; "
                              "unset it to date the site by its archive snapshot")
-        return datetime.fromtimestamp(int(epoch), tz=timezone.utc).isoformat()
+        return datetime.fromtimestamp(int(epoch), tz=UTC).isoformat()
     dates = sorted(p.source.snapshot for p in archive.parts if p.source.snapshot[:4].isdigit())
     day = dates[-1] if dates else "1970-01-01"
     return f"{day}T00:00:00+00:00"

@@ -52,18 +52,31 @@ from pydantic import BaseModel
 from paperproof.build import collector, datamap, feeds, publish, render, search, seo
 from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
 from paperproof.build.pages import (
-    INDEX_PAPERS, PAGE_SCHEMAS, PAGE_SIZE, AttributionPage, IndexPage, Paging, PaperListing, RepoListing,
-    SearchPage, SearchShard, StatusCount, StatusPage, TaskIndex, TaskListing, page_count,
+    INDEX_PAPERS,
+    PAGE_SCHEMAS,
+    PAGE_SIZE,
+    AttributionPage,
+    IndexPage,
+    Paging,
+    PaperListing,
+    RepoListing,
+    SearchPage,
+    SearchShard,
+    StatusCount,
+    StatusPage,
+    TaskIndex,
+    TaskListing,
+    page_count,
 )
-from paperproof.plumbing.progress import bar
 from paperproof.build.renderer import Renderer, RenderPool, default_jobs, sample_listing
 from paperproof.build.twin import NON_AFFILIATION, safe_key
 from paperproof.build.urls import SiteUrls, file_for, repo_slug, task_key
-from paperproof.plumbing.files import remove_file, sync_tree, write_file
 from paperproof.catalogue import community
 from paperproof.catalogue.archive import Archive, Reject
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 from paperproof.catalogue.twin import PaperTwin, RepoTwin
+from paperproof.plumbing.files import remove_file, sync_tree, write_file
+from paperproof.plumbing.progress import bar
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -493,7 +506,7 @@ class SiteWriter:
     def _papers_done(self, context: tuple, results: list[tuple]) -> None:
         chunk, files = context
         done = []
-        for (unit, value, sort_keys, item), result in zip(chunk, results):
+        for (unit, value, sort_keys, _item), result in zip(chunk, results):
             if result[0] == "reject":
                 self.rejects.append(Reject(file="render", position=-1, record=result[2], reason=result[1]))
                 done.append((unit, None, files[unit], None))  # files may exist: listed, so removed at the end

@@ -15,7 +15,16 @@ from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import RepoKey, normalise_repo_url
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 from paperproof.catalogue.twin import (
-    About, CodeLink, CodeRef, KindCount, PaperTwin, RepoRef, Source, TaskRef, TwinSample, Verification,
+    About,
+    CodeLink,
+    CodeRef,
+    KindCount,
+    PaperTwin,
+    RepoRef,
+    Source,
+    TaskRef,
+    TwinSample,
+    Verification,
 )
 
 REPO_KIND_VOCABULARY: dict[str, str] = {

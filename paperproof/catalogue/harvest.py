@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -124,7 +124,7 @@ class HarvestSummary:
 
 def _iso(epoch: float) -> str:
     """An epoch time as ISO UTC, rounded up to the second (resuming early would only be refused again)."""
-    return datetime.fromtimestamp(math.ceil(epoch), tz=timezone.utc).isoformat()
+    return datetime.fromtimestamp(math.ceil(epoch), tz=UTC).isoformat()
 
 
 def _reach(status: ReachStatus, spdx: str | None = None) -> Reach:

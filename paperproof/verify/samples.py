@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 
-from paperproof.verify.verdict import Verdict
 from paperproof.catalogue import licence
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import CaseSummary, Contract, Fidelity, Sample, SampleLink
+from paperproof.verify.verdict import Verdict
 
 
 def sample_id(entry: Entry) -> str:

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from paperproof.verify.contracts import check
-from paperproof.verify.fidelity import channels, departure
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import CaseOutcome, RunResult
 from paperproof.catalogue.sample import Clause, Contract, Fidelity
 from paperproof.fixtures.values import sample_permutation
+from paperproof.verify.contracts import check
+from paperproof.verify.fidelity import channels, departure
 
 INPUT_BOUNDARY = frozenset({
     "TypeError", "ValueError", "KeyError", "IndexError", "AttributeError", "AssertionError", "LookupError",
