@@ -108,12 +108,12 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
     build(BuildConfig(archive=str(archive), out=out, cache=None))
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    from paperproof.build import site as site_module
+    from paperproof.build import pipeline as pipeline_module
 
-    def explode(self):
+    def explode(site, papers, repositories):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(site_module.SiteWriter, "write_indexes", explode)
+    monkeypatch.setattr(pipeline_module, "write_indexes", explode)
     with pytest.raises(RuntimeError):
         build(BuildConfig(archive=str(archive), out=out, cache=None))
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}

@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from paperproof.build.indexes import write_indexes
 from paperproof.build.links import LinkTable, read_link_table
 from paperproof.build.manifest import input_files
-from paperproof.build.site import SiteWriter
+from paperproof.build.paper_pages import write_papers
+from paperproof.build.repo_pages import write_repositories
+from paperproof.build.site import open_site
 from paperproof.build.summary import BuildSummary
 from paperproof.build.twin import repo_kind, safe_key
 from paperproof.build.urls import SiteUrls
@@ -52,9 +55,9 @@ class BuildConfig:
 def build(config: BuildConfig) -> BuildSummary:
     summary = BuildSummary(out=str(config.out))
     archive = open_archive(config.archive)
-    # The site writer first: it forks the render processes before anything is read (see build.site).
-    with SiteWriter(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
-                    check=config.check, inputs=input_files(config.archive)) as site:
+    # The site first: it forks the render processes before anything is read (see build.site).
+    with open_site(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
+                   check=config.check, inputs=input_files(config.archive)) as site:
         with summary.timed("links"):
             links = read_links(archive, *site.links_store())
         with summary.timed("repositories"):
@@ -65,11 +68,12 @@ def build(config: BuildConfig) -> BuildSummary:
             judged = run_and_judge(repos, run_settings(config))
             repos, summary.executed, summary.cached = judged.repos, judged.executed, judged.cached
         with summary.timed("paper pages"):
-            summary.papers = site.write_papers(archive, links, repos)
+            papers = write_papers(site, archive, links, repos)
         with summary.timed("repository pages"):
-            site.write_repositories(repos)
+            repositories = write_repositories(site, repos, papers)
         with summary.timed("indexes and search"):
-            site.write_indexes()
+            write_indexes(site, papers, repositories)
+    summary.papers = papers.count
     summary.rejects = archive.rejects + site.rejects
     summary.notes = site.notes
     summary.pages = dict(site.counts)
