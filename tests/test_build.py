@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
+from paperproof.build.pages import SEED_RENAMES
 from paperproof.build.pipeline import BuildConfig, build
-from paperproof.catalogue.twin import SEED_RENAMES
 from tests.conftest import SEEDS
 from tests.test_archive import LINK, PAPER, write_dump
 

@@ -15,29 +15,13 @@ from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from paperproof.build import datamap, feeds, pages, render, search_job, seo
+from paperproof.build import datamap, feeds, pages, records, render, search_job, seo
 from paperproof.build.manifest import Digest
-from paperproof.build.pages import (
-    INDEX_PAPERS,
-    PAGE_SCHEMAS,
-    AttributionPage,
-    IndexPage,
-    Paging,
-    PaperListing,
-    StatusCount,
-    StatusPage,
-    TaskIndex,
-    TaskListing,
-    page_count,
-)
-from paperproof.build.renderer import sample_listing
+from paperproof.build.pages import INDEX_PAPERS, PAGE_SCHEMAS, Paging, PaperListing, StatusCount
+from paperproof.build.renderer import ListJob
 from paperproof.build.site import SiteWriter, dump_json, record_schema
-from paperproof.build.twin import NON_AFFILIATION
 from paperproof.build.urls import task_key
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
-from paperproof.catalogue.twin import PaperTwin, RepoTwin
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,13 +29,7 @@ if TYPE_CHECKING:
     from paperproof.build.paper_pages import PapersWritten
     from paperproof.build.repo_pages import RepositoriesWritten
 
-ARCHIVE_NAME = "the Papers with Code archive (the pwc-archive datasets on Hugging Face; last snapshot July 2025)"
 LIST_CHUNK = 4_000  # listing rows per chunk of list pages (a task's page often has a handful)
-
-
-def schema_models() -> dict[str, type[BaseModel]]:
-    """Every record type the site publishes, by its schema's name (`schema/<name>.json`)."""
-    return {"paper": PaperTwin, "repo": RepoTwin, "sample": Sample, **PAGE_SCHEMAS}
 
 
 def write_indexes(site: SiteWriter, papers: PapersWritten, repositories: RepositoriesWritten) -> None:
@@ -93,7 +71,7 @@ class _Indexes:
         self.site = site
         self.urls = site.urls
         self.samples = samples
-        self._lists: list[tuple[str, bytes, list[str], tuple]] = []  # list pages not sent yet (`_list_pages`)
+        self._lists: list[tuple[str, bytes, list[str], ListJob]] = []  # list pages not sent yet (`_list_pages`)
         self._list_rows = 0
 
     def fixed(self) -> None:
@@ -102,7 +80,7 @@ class _Indexes:
         site.emit(site.path(urls.robots()), {site.path(urls.robots()): seo.robots(urls)})
         if not urls.absolute:
             site.notes.append("sitemaps and feed: site-relative URLs (build with --base-url https://… for absolute ones)")
-        for name, model in schema_models().items():
+        for name, model in PAGE_SCHEMAS.items():
             path = site.path(urls.schema(name))
             site.emit(path, {path: lambda m=model, n=name: dump_json(record_schema(m, n, urls))}, inputs=b"schema")
         statics: dict[str, Callable[[], str]] = {"style.css": render.stylesheet, "data-map.svg": datamap.svg}
@@ -113,9 +91,7 @@ class _Indexes:
             site.emit(path, {path: produce}, inputs=b"static")
 
     def status_counts(self) -> list[StatusCount]:
-        counts = Counter(s.status for s in self.samples)
-        return [StatusCount(status=k, meaning=v, samples=counts[k], url=self.urls.status(k),
-                            json_url=self.urls.status_json(k)) for k, v in STATUS_VOCABULARY.items()]
+        return records.status_counts(self.samples, self.urls)
 
     def _listings(self, query: str, args: tuple = ()) -> list[PaperListing]:
         return [PaperListing.model_validate_json(row[0]) for row in self.site.db.execute(query, args)]
@@ -125,35 +101,18 @@ class _Indexes:
         order = self._listings("SELECT listing FROM papers ORDER BY specimen, title_key, slug LIMIT ?", (INDEX_PAPERS,))
         verified = self._listings("SELECT listing FROM papers WHERE ran > 0 ORDER BY (date IS NULL), date DESC, slug "
                                   "LIMIT ?", (INDEX_PAPERS,))
-        record = IndexPage(
-            about=site.about, schema_url=urls.schema("index"), page_url=urls.home(),
-            json_url=urls.index_json(), read_at=site.read_at, papers_total=site.count("papers"),
-            repositories=site.count("repos"), samples=len(self.samples), statuses=statuses,
-            papers=order, papers_url=urls.papers(), verified=verified,
-            api={"papers": urls.api_papers(), "repos": urls.api_repos(), "tasks": urls.tasks_json(),
-                 "feed": urls.feed(), "sitemap": urls.sitemap(), "search": urls.search_json()},
-            schemas={name: urls.schema(name) for name in schema_models()},
-        )
+        record = records.index_page(site.about, urls, site.read_at, papers_total=site.count("papers"),
+                                    repositories=site.count("repos"), samples=len(self.samples), statuses=statuses,
+                                    papers=order, verified=verified)
         site.record("index.html", record, record.page_url, record.json_url, "index",
                     "A catalogue of papers and the code linked to them, run in a sandbox and checked against "
                     "contracts drafted from its own declarations.", vocabulary=STATUS_VOCABULARY)
-
-    def _pagings(self, total: int, page_url: Callable[[int], str], json_url: Callable[[int], str]) -> Iterator[Paging]:
-        size = pages.PAGE_SIZE
-        count = page_count(total, size)
-        for number in range(1, count + 1):
-            yield Paging(
-                page=number, pages=count, page_size=size, total=total, page_url=page_url(number),
-                json_url=json_url(number),
-                prev=json_url(number - 1) if number > 1 else None, next=json_url(number + 1) if number < count else None,
-                prev_page_url=page_url(number - 1) if number > 1 else None,
-                next_page_url=page_url(number + 1) if number < count else None)
 
     def _paged(self, items: Sequence[Any], page_url: Callable[[int], str],
                json_url: Callable[[int], str]) -> list[tuple[Paging, list[Any]]]:
         size = pages.PAGE_SIZE
         return [(paging, list(items[(paging.page - 1) * size:paging.page * size]))
-                for paging in self._pagings(len(items), page_url, json_url)]
+                for paging in records.pagings(len(items), size, page_url, json_url)]
 
     def _list_pages(self, kind: str, rows: Iterator[str], total: int, page_url: Callable[[int], str],
                     json_url: Callable[[int], str], extra: tuple | None = None) -> None:
@@ -161,7 +120,7 @@ class _Indexes:
         in chunks of about `LIST_CHUNK` rows whichever list they belong to: most tasks have one short page, and
         a chunk (and a manifest commit) per task would cost more than its page."""
         site = self.site
-        for paging in self._pagings(total, page_url, json_url):
+        for paging in records.pagings(total, pages.PAGE_SIZE, page_url, json_url):
             page_rows = [row for _, row in zip(range(pages.PAGE_SIZE), rows)]
             paging_json = paging.model_dump_json()
             unit = site.path(paging.page_url)
@@ -172,7 +131,7 @@ class _Indexes:
             value = h.digest()
             if site.unchanged(unit, value):
                 continue
-            self._lists.append((unit, value, [unit, site.path(paging.json_url)], (kind, paging_json, page_rows, extra)))
+            self._lists.append((unit, value, [unit, site.path(paging.json_url)], ListJob(kind, paging_json, page_rows, extra)))
             self._list_rows += 1 + len(page_rows)
             if self._list_rows >= LIST_CHUNK:
                 self.send_lists()
@@ -197,12 +156,11 @@ class _Indexes:
     def statuses(self, statuses: list[StatusCount]) -> None:
         site, urls = self.site, self.urls
         for status, meaning in STATUS_VOCABULARY.items():
-            rows = sorted((sample_listing(s, urls) for s in self.samples if s.status == status),
+            rows = sorted((records.sample_listing(s, urls) for s in self.samples if s.status == status),
                           key=lambda r: (r.entry, r.repo, r.path, r.sample_id))
             for paging, chunk in self._paged(rows, lambda n, s=status: urls.status(s, n),
                                              lambda n, s=status: urls.status_json(s, n)):
-                record = StatusPage(about=site.about, schema_url=urls.schema("status"), status=status,
-                                    meaning=meaning, statuses=statuses, paging=paging, samples=chunk)
+                record = records.status_page(site.about, urls, status, statuses, paging, chunk)
                 site.record("status.html", record, paging.page_url, paging.json_url, "status",
                             f"Samples with status {status}: {meaning}", vocabulary=STATUS_VOCABULARY)
 
@@ -229,29 +187,14 @@ class _Indexes:
             name = ranked[0][0]
             self._list_pages("task", iter(rows), len(rows), lambda n, t=name: urls.task(t, n),
                              lambda n, t=name: urls.task_json(t, n), (key, name, [n for n, _ in ranked[1:]]))
-            listings.append(TaskListing(task_slug=key, task_name=name, papers=len(rows), url=urls.task(name),
-                                        json_url=urls.task_json(name)))
-        listings.sort(key=lambda t: (t.task_name.lower(), t.task_slug))
-        record = TaskIndex(about=site.about, schema_url=urls.schema("task-index"), page_url=urls.tasks(),
-                           json_url=urls.tasks_json(), tasks=listings)
+            listings.append(records.task_listing(key, name, len(rows), urls))
+        record = records.task_index(site.about, urls, listings)
         site.record("tasks.html", record, record.page_url, record.json_url, "task-index",
                     "Every task of the papers in this catalogue.")
 
     def attribution(self) -> None:
         site, urls = self.site, self.urls
-        record = AttributionPage(
-            about=site.about, schema_url=urls.schema("attribution"), page_url=urls.attribution(),
-            json_url=urls.attribution_json(), archive=ARCHIVE_NAME, archive_licence="CC BY-SA 4.0",
-            archive_licence_url="https://creativecommons.org/licenses/by-sa/4.0/legalcode",
-            modified=("paperproof modified this material: it joined papers with their code links, repository records "
-                      "and sample runs, normalised task names into slugs, and ordered code links. The modified records "
-                      "on this site are shared under the same licence."),
-            specimens=("Papers and repositories marked specimen were written for paperproof to exercise every status. "
-                       "They describe no real paper and no real project."),
-            code=("Code from harvested repositories is shown inline only when its licence allows redistribution; each "
-                  "sample page names the licence. Otherwise the page links to the file at its source."),
-            non_affiliation=NON_AFFILIATION,
-        )
+        record = records.attribution_page(site.about, urls)
         site.record("attribution.html", record, record.page_url, record.json_url, "attribution",
                     "Where the material on this site comes from, and under which licences.")
 
@@ -280,4 +223,4 @@ class _Indexes:
         site.emit(path, {path: seo.sitemap_index(self.urls, parts, site.read_at)})
 
 
-__all__ = ["schema_models", "write_indexes"]
+__all__ = ["write_indexes"]

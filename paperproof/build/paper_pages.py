@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paperproof.build import collector, search, search_job
+from paperproof.build.links import safe_key
 from paperproof.build.manifest import Digest
+from paperproof.build.renderer import PaperJob, PaperRejected, PaperRendered
 from paperproof.build.site import SiteWriter, dump_json
-from paperproof.build.twin import safe_key
 from paperproof.catalogue import community
 from paperproof.catalogue.archive import Archive, Reject
 from paperproof.plumbing.progress import bar
@@ -75,7 +76,7 @@ class _PaperWriter:
         self.links = links
         self.repos = repos
         self.written = 0
-        self._chunk: list[tuple[str, bytes, tuple, tuple]] = []
+        self._chunk: list[tuple[str, bytes, tuple, PaperJob]] = []
         self._rows: list[tuple] = []
         self._sources: dict[int, str] = {}
 
@@ -113,9 +114,9 @@ class _PaperWriter:
                 site.mark_stale(f"paper {slug}" + (" (new)" if before is None else ""))
                 self._add(unit, sort_keys, "{}", None, None, 0)
                 continue
-            item = (slug, row, source, paper_links, {k: repos[k].record for k in shown},
-                    {k: repos[k].samples for k in shown})
-            self._chunk.append((unit, value, sort_keys, item))
+            job = PaperJob(slug, row, source, paper_links, {k: repos[k].record for k in shown},
+                           {k: repos[k].samples for k in shown})
+            self._chunk.append((unit, value, sort_keys, job))
             if len(self._chunk) >= PAPER_CHUNK:
                 self._send(self._chunk)
                 self._chunk = []
@@ -129,22 +130,22 @@ class _PaperWriter:
         self._store()
         self.site.db.commit()
 
-    def _send(self, chunk: list[tuple[str, bytes, tuple, tuple]]) -> None:
+    def _send(self, chunk: list[tuple[str, bytes, tuple, PaperJob]]) -> None:
         urls, path = self.site.urls, self.site.path
-        files = {unit: [path(urls.paper(item[0])), path(urls.paper_json(item[0]))] for unit, _, _, item in chunk}
+        files = {unit: [path(urls.paper(job.slug)), path(urls.paper_json(job.slug))] for unit, _, _, job in chunk}
         self.site.manifest.mark_pending([(unit, files[unit]) for unit, _, _, _ in chunk])
-        self.site.pool.submit("papers", [item for _, _, _, item in chunk], (chunk, files), self._done)
+        self.site.pool.submit("papers", [job for _, _, _, job in chunk], (chunk, files), self._done)
 
-    def _done(self, context: tuple, results: list[tuple]) -> None:
+    def _done(self, context: tuple, results: list[PaperRendered | PaperRejected]) -> None:
         site = self.site
         chunk, files = context
         done = []
-        for (unit, value, sort_keys, _item), result in zip(chunk, results):
-            if result[0] == "reject":
-                site.rejects.append(Reject(file="render", position=-1, record=result[2], reason=result[1]))
+        for (unit, value, sort_keys, _job), result in zip(chunk, results):
+            if isinstance(result, PaperRejected):
+                site.rejects.append(Reject(file="render", position=-1, record=result.record, reason=result.reason))
                 done.append((unit, None, files[unit], None))  # files may exist: listed, so removed at the end
                 continue
-            _, listing, feed, doc, ran = result
+            listing, feed, doc, ran = result
             self._add(unit, sort_keys, listing, feed, doc, ran)
             done.append((unit, value, files[unit], json.dumps([listing, feed, doc, ran], ensure_ascii=False)))
             site.counts["rendered"] += 1

@@ -13,13 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from paperproof.build.indexes import write_indexes
-from paperproof.build.links import LinkTable, read_link_table
+from paperproof.build.links import LinkTable, read_link_table, repo_kind, safe_key
 from paperproof.build.manifest import input_files
 from paperproof.build.paper_pages import write_papers
 from paperproof.build.repo_pages import write_repositories
 from paperproof.build.site import open_site
 from paperproof.build.summary import BuildSummary
-from paperproof.build.twin import repo_kind, safe_key
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
 from paperproof.catalogue.archive_rows import CodeLinkRow

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paperproof.build.manifest import Digest
-from paperproof.build.pages import RepoListing
+from paperproof.build.records import repo_listing
+from paperproof.build.renderer import RepoJob
 from paperproof.build.site import SiteWriter, dump_json
 from paperproof.build.urls import repo_slug
 from paperproof.catalogue.sample import Sample
@@ -37,7 +38,7 @@ def write_repositories(site: SiteWriter, repos: dict[str, RepoWork], papers: Pap
         return RepositoriesWritten(samples=())
     urls = site.urls
     samples: list[Sample] = []
-    chunk: list[tuple[str, bytes, list[str], tuple]] = []
+    chunk: list[tuple[str, bytes, list[str], RepoJob]] = []
     for key in bar(sorted(repos), "repo pages", unit="repo"):
         work = repos[key]
         record = work.record
@@ -56,10 +57,7 @@ def write_repositories(site: SiteWriter, repos: dict[str, RepoWork], papers: Pap
             samples.append(sample)
             site.in_sitemap(urls.sample(sample.sample_id))
         site.in_sitemap(urls.repo(slug))
-        listing = RepoListing(
-            slug=slug, repo=record.repo, host=record.host, url=record.url, licence=record.licence,
-            source=record.source, specimen=record.specimen, topic=record.topic, papers=len(shown),
-            samples=len(work.samples), page_url=urls.repo(slug), json_url=urls.repo_json(slug))
+        listing = repo_listing(record, len(shown), len(work.samples), urls)
         site.db.execute("INSERT OR REPLACE INTO repos VALUES (?, ?)", (slug, listing.model_dump_json()))
         readme = None
         if record.readme and record.snapshot:
@@ -75,7 +73,7 @@ def write_repositories(site: SiteWriter, repos: dict[str, RepoWork], papers: Pap
         files = [site.path(urls.repo(slug)), site.path(urls.repo_json(slug))]
         for sample in work.samples:
             files += [site.path(urls.sample(sample.sample_id)), site.path(urls.sample_json(sample.sample_id))]
-        chunk.append((unit, value, files, (record, work.samples, shown, titles, readme)))
+        chunk.append((unit, value, files, RepoJob(record, work.samples, shown, titles, readme)))
         if len(chunk) >= REPO_CHUNK:
             site.send_units("repositories", chunk)
             chunk = []

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from paperproof.build import search
 from paperproof.build.manifest import Digest
 from paperproof.build.pages import SearchPage, SearchShard
+from paperproof.build.records import search_page
 from paperproof.build.site import Kept, SiteWriter
 
 
@@ -100,10 +101,8 @@ def finish_search(site: SiteWriter, job: SearchJob) -> SearchPage:
                           last_slug=s.last_slug) for s in result.shards]
     if result.available:
         site.notes.append(f"search: {sum(s.papers for s in shards)} papers in {len(shards)} Pagefind shard(s)")
-    urls = site.urls
-    return SearchPage(about=site.about, schema_url=urls.schema("search"), page_url=urls.search(),
-                      json_url=urls.search_json(), available=result.available, reason=result.reason,
-                      fields=list(search.FIELDS), split=search.SPLIT, shards=shards)
+    return search_page(site.about, site.urls, available=result.available, reason=result.reason,
+                       fields=list(search.FIELDS), split=search.SPLIT, shards=shards)
 
 
 def _finish(site: SiteWriter, job: SearchJob) -> search.SearchResult:

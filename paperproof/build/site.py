@@ -49,8 +49,8 @@ from pydantic import BaseModel
 
 from paperproof.build import collector, feeds, pages, publish, search, seo
 from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
+from paperproof.build.records import about
 from paperproof.build.renderer import Renderer, RenderPool, default_jobs
-from paperproof.build.twin import about
 from paperproof.build.urls import SiteUrls, file_for
 from paperproof.catalogue import community
 from paperproof.catalogue.archive import Archive, Reject
