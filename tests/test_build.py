@@ -10,6 +10,7 @@ import pytest
 
 from paperproof.build.pages import SEED_RENAMES
 from paperproof.build.pipeline import BuildConfig, build
+from paperproof.build.site_paths import SitePaths
 from tests.conftest import SEEDS
 from tests.test_archive import LINK, PAPER, write_dump
 
@@ -118,7 +119,7 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
         build(BuildConfig(archive=str(archive), out=out, cache=None))
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
-    assert not any(p.name.endswith(".staging") for p in tmp_path.iterdir())
+    assert not SitePaths(out).staging.exists()
 
 
 def test_the_site_is_dated_by_its_inputs_or_source_date_epoch(monkeypatch):

@@ -51,6 +51,7 @@ from paperproof.build import collector, feeds, pages, publish, search, seo
 from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
 from paperproof.build.records import about
 from paperproof.build.renderer import Renderer, RenderPool, default_jobs
+from paperproof.build.site_paths import SitePaths
 from paperproof.build.urls import SiteUrls, file_for
 from paperproof.catalogue import community
 from paperproof.catalogue.archive import Archive, Reject
@@ -100,21 +101,21 @@ def open_site(out: Path, urls: SiteUrls, read_at: str, *, cache: Path | None = N
     tree (unless `check`, or nothing was to do), or, after an error, leave the published site as it was.
 
     `inputs`: the input files by table ("papers", "links", "all"); None when the archive is not files."""
+    paths = SitePaths(out)
     with ExitStack() as held:
-        lock = held.enter_context(publish.lock(out))
+        lock = held.enter_context(publish.lock(paths))
         temporary: Path | None = None
         if cache is not None:
             state = state_directory(cache, out)
         elif check:
             state = temporary = Path(tempfile.mkdtemp(prefix="paperproof-check-"))
         else:
-            state = temporary = out.with_name(f".{out.name}.build")
+            state = temporary = paths.state
             shutil.rmtree(state, ignore_errors=True)
         for earlier in ("search-docs", "search-pages", "search-shards"):  # search inputs of earlier versions
             shutil.rmtree(state / earlier, ignore_errors=True)
         pagefind = search.binary()
-        staging = out.with_name(f".{out.name}.staging")
-        renderer = Renderer(urls, read_at, staging, pagefind is not None)
+        renderer = Renderer(urls, read_at, paths.staging, pagefind is not None)
         held.enter_context(collector.long_lived())
         # Fork the render processes first: before the archive is read, before any SQLite connection is
         # open, and before the run stage could import torch.
@@ -133,7 +134,7 @@ def open_site(out: Path, urls: SiteUrls, read_at: str, *, cache: Path | None = N
         except BaseException:
             pool.close(wait=False)
             raise
-        site = SiteWriter(out=out, staging=staging, urls=urls, read_at=read_at, check=check, inputs=inputs,
+        site = SiteWriter(paths=paths, urls=urls, read_at=read_at, check=check, inputs=inputs,
                           state=state, temporary=temporary, pagefind=pagefind, renderer=renderer, pool=pool,
                           manifest=manifest, db=db, scratch=scratch)
         try:
@@ -145,7 +146,7 @@ def open_site(out: Path, urls: SiteUrls, read_at: str, *, cache: Path | None = N
             except BaseException:
                 pool.close(wait=False)
                 if temporary is not None and not check:
-                    publish.discard(staging, out)  # nothing to resume from without a cache
+                    publish.discard(paths.staging, paths)  # nothing to resume from without a cache
                 raise
             pool.close(wait=True)
             if not check and not site.noop:
@@ -158,12 +159,13 @@ class SiteWriter:
     """One build's hold on the site: its staging tree, manifest, scratch tables and render processes, and the
     bookkeeping of which units this build keeps, renders and removes. Made by `open_site`."""
 
-    def __init__(self, *, out: Path, staging: Path, urls: SiteUrls, read_at: str, check: bool,
+    def __init__(self, *, paths: SitePaths, urls: SiteUrls, read_at: str, check: bool,
                  inputs: dict[str, list[Path]] | None, state: Path, temporary: Path | None, pagefind: Path | None,
                  renderer: Renderer, pool: RenderPool, manifest: Manifest, db: sqlite3.Connection,
                  scratch: Path) -> None:
-        self.out = out
-        self.staging = staging
+        self.paths = paths
+        self.out = paths.out
+        self.staging = paths.staging
         self.urls = urls
         self.read_at = read_at
         self.check = check
@@ -224,7 +226,7 @@ class SiteWriter:
             self.manifest.set("site_tree", pending)
             self.manifest.set("site_inputs", inputs)
             self.manifest.set("site_summary", summary)
-            publish.discard(self.staging, self.out)  # it holds the tree that was replaced
+            publish.discard(self.staging, self.paths)  # it holds the tree that was replaced
         else:
             for key in ("pending_tree", "pending_inputs", "pending_summary"):
                 self.manifest.set(key, None)
@@ -298,7 +300,7 @@ class SiteWriter:
         # search shards) are linked from the site one by one (`unchanged`).
         seed = self.site_ok and read_marker(self.out).get("version") == self.version
         self._link_site = self.site_ok and not seed
-        publish.discard(self.staging, self.out)
+        publish.discard(self.staging, self.paths)
         m.new_stage(from_site=seed)
         m.set("stage_ready", "0")
         m.set("stage_base", base)
@@ -317,14 +319,14 @@ class SiteWriter:
         """Make the tree the last build replaced (kept beside the site) the staging tree, patched to equal the
         published one, when it is the tree the manifest says was replaced; else discard it."""
         m = self.manifest
-        kept = publish.previous(self.out)
+        kept = self.paths.previous
         if not kept.is_dir():
             return False
         replaced = m.get("replaced_tree")
         if replaced is None or m.get("replaced_by") != m.get("site_tree") or read_marker(kept).get("tree") != replaced:
-            publish.discard(kept, self.out)
+            publish.discard(kept, self.paths)
             return False
-        publish.patch_previous(self.out, self.staging, m.changed())
+        publish.patch_previous(self.paths, m.changed())
         return True
 
     # --- units ---
@@ -473,7 +475,7 @@ class SiteWriter:
         m.set("pending_inputs", self._inputs)
         m.set("pending_summary", dump_json(summary))
         m.commit()
-        publish.swap(self.staging, self.out, keep=keep)
+        publish.swap(self.paths, keep=keep)
         m.promote()
         m.set("site_tree", tree)
         m.set("site_inputs", self._inputs)
