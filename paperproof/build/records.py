@@ -10,13 +10,13 @@ sample's own record, so the three cannot drift from it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from pydantic import BaseModel
 
-from paperproof.build.links import link_order, repo_kind, safe_key
+from paperproof.build.links import Link, link_order, repo_kind, safe_key
 from paperproof.build.pages import (
     PAGE_SCHEMAS,
     About,
@@ -130,8 +130,8 @@ def sample_order(samples: list[TwinSample]) -> list[TwinSample]:
 # --- papers ---
 
 
-def paper_twin(paper: PaperRow, source: Source, links: list[CodeLinkRow], records: dict[str, RepoRecord],
-               samples: dict[str, list[Sample]], ctx: TwinContext) -> PaperTwin:
+def paper_twin(paper: PaperRow, source: Source, links: Sequence[CodeLinkRow | Link], records: Mapping[str, RepoRecord],
+               samples: Mapping[str, Sequence[Sample]], ctx: TwinContext) -> PaperTwin:
     urls = ctx.urls
     slug = paper.slug
     ordered = sorted(links, key=link_order)

@@ -17,7 +17,7 @@ import json
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -44,7 +44,7 @@ class PaperJob(NamedTuple):
     slug: str
     row: str
     source: Source
-    links: list[CodeLinkRow] | list[Link]
+    links: Sequence[CodeLinkRow | Link]
     records: dict[str, RepoRecord]
     samples: dict[str, tuple[Sample, ...]]
 
