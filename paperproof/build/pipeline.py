@@ -77,7 +77,7 @@ def build(config: BuildConfig) -> BuildSummary:
     summary.notes = site.notes
     summary.pages = dict(site.counts)
     summary.stale = site.stale
-    summary.noop = site.noop
+    summary.noop = papers.noop
     summary.check = config.check
     summary.repositories = len(repos)
     summary.repositories_with_source = sum(1 for w in repos.values() if w.record.has_source)
