@@ -27,8 +27,8 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
                 limits: dict | None = None) -> list[Sample]:
     """Samples for the most relevant entries of a checkout (or the named ones, or all);
     `limits` overrides sandbox limits (`runner.sandbox.Limits` fields)."""
-    record = local_record(path)
-    root = Path(record.snapshot)
+    root = path.resolve()
+    record = local_record(root)
     found = extract_repo(root, record.repo).entries
     if entries:
         wanted = set(entries)
