@@ -39,7 +39,7 @@ _HOOKS = frozenset({"update", "updates", "on_epoch_end", "on_batch_end", "on_tra
 _LIBRARIES = frozenset({"aum", "cleanlab", "data_iq", "dataiq", "datamaps", "datamap"})
 _PLOT_MODULES = frozenset({"plt", "pyplot", "sns", "seaborn", "matplotlib", "plotly", "px", "go", "bokeh"})
 _PLOT_CALLS = frozenset({"savefig", "scatterplot", "kdeplot", "lineplot", "histplot", "barplot", "heatmap",
-                         "subplots", "imshow", "scatter"})
+                         "subplots", "imshow"})
 _IO_CALLS = frozenset({"open", "to_csv", "read_csv", "to_json", "read_json", "to_pickle", "read_pickle", "savez",
                        "save", "load", "dump", "dumps", "makedirs", "listdir", "mkdir", "remove", "rmtree",
                        "load_state_dict", "from_pretrained", "save_pretrained", "loadtxt", "savetxt", "glob"})
@@ -47,7 +47,8 @@ _IO_MODULES = frozenset({"json", "pickle", "os", "shutil", "csv", "h5py", "jobli
 _AGGREGATE_CALLS = frozenset({"accuracy_score", "f1_score", "precision_score", "recall_score", "roc_auc_score",
                               "average_precision_score", "matthews_corrcoef", "pearsonr", "spearmanr",
                               "simple_accuracy", "acc_and_f1", "classification_report", "confusion_matrix",
-                              "roc_curve", "precision_recall_curve", "auc", "kendalltau"})
+                              "roc_curve", "precision_recall_curve", "auc", "kendalltau", "glue_compute_metrics",
+                              "compute_metrics", "pearson_and_spearman"})
 _MODEL_BASES = re.compile(r"^(Module|Model|Layer|Sequential|PreTrainedModel|LightningModule|\w+For\w+|"
                           r"\w*(Model|Net|Network))$")
 _DATASET_BASES = re.compile(r"^(Dataset|IterableDataset|DataProcessor|Sequence|\w*Dataset|\w*Processor)$")
@@ -59,8 +60,8 @@ class Evidence(BaseModel):
     `does` names the operations hardness metrics are made of; `takes` what its parameters hold;
     `per_sample` how it yields one value per sample; `against` what scores it down; `excluded`
     why it is never a sample to pick (a model definition, a training loop, an entry point);
-    `calls` the bare names it calls and `bases` its base classes, which selection resolves
-    against the rest of the repository.
+    `calls` the bare names it calls, `returns_calls` those whose result it returns, and `bases`
+    its base classes, which selection resolves against the rest of the repository.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -71,6 +72,7 @@ class Evidence(BaseModel):
     against: list[str] = Field(default_factory=list)
     excluded: str | None = None
     calls: list[str] = Field(default_factory=list)
+    returns_calls: list[str] = Field(default_factory=list)
     bases: list[str] = Field(default_factory=list)
 
 
@@ -108,6 +110,34 @@ def _label_expr(node: ast.AST) -> bool:
         if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Constant) and sub.slice.value in _LABEL_KEYS:
             return True
     return False
+
+
+def _hits(node: ast.AST) -> bool:
+    """`prediction == label`: the argmax prediction compared with the gold label."""
+    if not (isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops)):
+        return False
+    sides = [node.left, *node.comparators]
+    predicted = any(_PREDISH.match(n) or n == "argmax" for s in sides for n in _names_in(s))
+    return predicted and any(_labelish(s) for s in sides)
+
+
+def _shifted(left: ast.expr, right: ast.expr) -> bool:
+    """`x[1:] - x[:-1]`: one sequence against itself shifted by one step."""
+    if not (isinstance(left, ast.Subscript) and isinstance(right, ast.Subscript)):
+        return False
+    if ast.unparse(left.value) != ast.unparse(right.value):
+        return False
+    return isinstance(left.slice, ast.Slice) and isinstance(right.slice, ast.Slice) and \
+        ast.unparse(left.slice) != ast.unparse(right.slice)
+
+
+def _assigned_from(node: ast.AST, tails: frozenset[str]) -> set[str]:
+    """Names bound (directly or by unpacking) to the result of a call whose name is in `tails`."""
+    names: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) and _tail(sub.value.func) in tails:
+            names |= {n.id for t in sub.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
 
 
 def _axis_given(call: ast.Call) -> bool:
@@ -202,13 +232,16 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
                 found("a cross-entropy loss")
             if tail in ("entropy", "kl_div"):
                 found("entropy")
+            if tail == "diff":
+                found("changes between consecutive epochs")
             if tail == "cosine_similarity":
                 found("similarity to class prototypes")
             if head in _PLOT_MODULES or tail in _PLOT_CALLS:
                 found("plotting", against)
             if tail in _IO_CALLS or (head in _IO_MODULES and tail not in ("join", "exists", "basename", "dirname")):
                 found("file I/O", against)
-            if tail in _AGGREGATE_CALLS:
+            if tail in _AGGREGATE_CALLS or tail in ("sum", "mean") and not _axis_given(sub) and any(
+                    _hits(a) for a in [*sub.args, sub.func.value if isinstance(sub.func, ast.Attribute) else sub.func]):
                 found("dataset-level scores (accuracy, F1, AUROC, correlation)", against)
             if tail in ("ArgumentParser", "add_argument", "parse_args"):
                 excluded = "parses command-line arguments"
@@ -217,11 +250,13 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
         elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load) and _label_expr(sub.slice) \
                 and not _labelish(sub.value) and any(_PROBISH.search(n) for n in _names_in(sub.value)):
             found("the gold label's probability")
-        elif isinstance(sub, ast.Compare) and any(isinstance(op, ast.Eq | ast.NotEq) for op in sub.ops):
-            sides = [sub.left, *sub.comparators]
-            predicted = any(_PREDISH.match(n) or n == "argmax" for s in sides for n in _names_in(s))
-            if predicted and any(_labelish(s) for s in sides):
-                found("argmax against the label")
+        elif _hits(sub):
+            found("argmax against the label")
+        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and _shifted(sub.left, sub.right):
+            found("changes between consecutive epochs")
+        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and \
+                _names_in(sub) & _assigned_from(node, frozenset({"max", "amax", "topk", "kthvalue"})):
+            found("margins between classes")
         elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult) and any(
                 isinstance(c, ast.Call) and _tail(c.func) == "log" for c in ast.walk(sub)):
             found("entropy")
@@ -269,8 +304,11 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
         takes.insert(0, "predictions")
     if per_sample and "one sample's trend" in takes and not does:
         does.append("a reduction of one sample's trend over epochs")
+    returned = sorted({r.value.func.id for r in ast.walk(node) if isinstance(r, ast.Return)
+                       and isinstance(r.value, ast.Call) and isinstance(r.value.func, ast.Name)})
     return Evidence(does=does, takes=takes, per_sample=per_sample, against=against, excluded=excluded,
-                    calls=sorted(calls), bases=bases)
+                    calls=sorted(calls), returns_calls=returned if isinstance(node, ast.FunctionDef) else [],
+                    bases=bases)
 
 
 def _is_property(method: ast.FunctionDef) -> bool:

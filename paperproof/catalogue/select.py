@@ -45,8 +45,8 @@ STOPWORDS = frozenset({
 
 HARDNESS_CAP = 32  # a repository of hundreds of metric-like entries is still bounded
 WEAK = frozenset({"a mean along an axis", "a spread over epochs (std)"})
-AGAINST_WEIGHT = {"plotting": 2, "file I/O": 1}
 VETO = "dataset-level scores (accuracy, F1, AUROC, correlation)"
+AGAINST_WEIGHT = {"plotting": 2, "file I/O": 1, VETO: 3}
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class Judgement:
     strength: float
     hardness: bool
     delegates: tuple[str, ...]
+    excluded: str | None
     why: str
 
 
@@ -81,7 +82,9 @@ def paper_terms(abstract: str | None, tasks: list[str]) -> set[str]:
 
 
 def score(entry: Entry, terms: set[str], readme: str) -> tuple[float, str]:
-    """Relevance by vocabulary, for filling the limit: name, docstring, paper terms, README."""
+    """Relevance by vocabulary (the whole of selection before code evidence): name, docstring, paper
+    terms, README. Fills the limit after the hardness entries; `bench/bench_select.py` keeps it as the
+    baseline."""
     name_words = words(entry.name)
     doc_words = words(entry.docstring or "")
     metric_hits = len(name_words & METRIC_VOCABULARY) * 3 + len(doc_words & METRIC_VOCABULARY)
@@ -92,7 +95,6 @@ def score(entry: Entry, terms: set[str], readme: str) -> tuple[float, str]:
         total -= 4
     if entry.docstring:
         total += 0.5
-    total -= sum(AGAINST_WEIGHT.get(a, 0) for a in entry.evidence.against)
     if readme_hit:
         basis = "readme_mention"
     elif metric_hits and metric_hits >= paper_hits:
@@ -104,12 +106,16 @@ def score(entry: Entry, terms: set[str], readme: str) -> tuple[float, str]:
     return total, basis
 
 
+def _against(entry: Entry) -> int:
+    return sum(AGAINST_WEIGHT.get(a, 0) for a in entry.evidence.against)
+
+
 def own_strength(entry: Entry) -> float:
     """Hardness evidence in the entry's own code, less what speaks against it."""
     ev = entry.evidence
     strong = [d for d in ev.does if d not in WEAK]
     value = 2 * len(strong) + (len(ev.does) - len(strong)) + (1 if ev.per_sample else 0)
-    return value - sum(AGAINST_WEIGHT.get(a, 0) for a in ev.against)
+    return value - _against(entry)
 
 
 def _phrase(items: list[str]) -> str:
@@ -136,23 +142,26 @@ def judge(entries: list[Entry]) -> list[Judgement]:
     """Each entry's hardness verdict, delegation to the repository's other hardness code included."""
     own = {id(e): own_strength(e) for e in entries}
     workers = {e.name for e in entries if own[id(e)] >= 2 and not e.evidence.excluded}
+    models = {e.name for e in entries if e.kind == "class" and (e.evidence.excluded or "").startswith("a model")}
     out = []
     for entry in entries:
         ev = entry.evidence
+        built = sorted(set(ev.returns_calls) & models)
+        excluded = ev.excluded or (f"builds a model (returns `{built[0]}`)" if built else None)
         delegates = tuple(sorted((set(ev.calls) & workers) - {entry.name}))
         strength = own[id(entry)] + 2 * len(delegates)
         vetoed = VETO in ev.against
-        hardness = not ev.excluded and not vetoed and strength >= 2 and (bool(ev.takes) or strength >= 4)
+        hardness = not excluded and not vetoed and strength >= 2 and (bool(ev.takes) or strength >= 4)
         if hardness:
             why = _hardness_why(entry, delegates)
-        elif ev.excluded:
-            why = f"left out: {ev.excluded}"
+        elif excluded:
+            why = f"left out: {excluded}"
         elif vetoed:
             why = f"no hardness: it computes {VETO}"
         else:
             seen = [*ev.takes, *ev.does]
             why = "no hardness evidence in its code" + (f" (only {_phrase(seen)})" if seen else "")
-        out.append(Judgement(entry, strength, hardness, delegates, why))
+        out.append(Judgement(entry, strength, hardness, delegates, excluded, why))
     return out
 
 
@@ -174,8 +183,8 @@ def select(entries: list[Entry], terms: set[str], readme: str, limit: int | None
     else:
         hard = sorted((i for i, j in enumerate(judged) if j.hardness), key=lambda i: (-judged[i].strength, i))
         chosen = hard[:HARDNESS_CAP]
-        rest = [i for i, j in enumerate(judged) if not j.hardness and not j.entry.evidence.excluded]
-        rest.sort(key=lambda i: (-relevance[i][0], i))
+        rest = [i for i, j in enumerate(judged) if not j.hardness and not j.excluded]
+        rest.sort(key=lambda i: (-relevance[i][0] + _against(judged[i].entry), i))
         chosen += rest[:max(0, limit - len(chosen))]
     out = []
     for i in sorted(chosen):
@@ -197,7 +206,7 @@ def left_out(entries: list[Entry], selected: list[Selected], limit: int | None =
             continue
         if j.hardness:
             out.append((j.entry, f"{j.why}; left out: over the cap of {HARDNESS_CAP} hardness entries"))
-        elif j.entry.evidence.excluded:
+        elif j.excluded:
             out.append((j.entry, j.why))
         else:
             out.append((j.entry, f"{j.why}; left out: the limit of {limit} was reached"))
