@@ -217,7 +217,8 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
                 found("softmax")
             if tail in ("gather", "take_along_axis", "masked_select", "boolean_mask", "one_hot"):
                 found("the gold label's probability")
-            if tail in ("where",) and any(isinstance(a, ast.Compare) and _labelish(a) for a in sub.args):
+            if tail in ("where",) and any(isinstance(a, ast.Compare) and isinstance(a.ops[0], ast.Eq) and _labelish(a)
+                                          for a in sub.args):
                 found("the gold label's probability")
             if tail in ("std", "var", "nanstd", "nanvar"):
                 found("a spread over epochs (std)")

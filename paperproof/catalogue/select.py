@@ -160,7 +160,8 @@ def judge(entries: list[Entry]) -> list[Judgement]:
             why = f"no hardness: it computes {VETO}"
         else:
             seen = [*ev.takes, *ev.does]
-            why = "no hardness evidence in its code" + (f" (only {_phrase(seen)})" if seen else "")
+            why = "no hardness evidence in its code" + (f" (only {_phrase(seen)})" if seen else "") + (
+                f"; it does {_phrase(ev.against)}" if ev.against else "")
         out.append(Judgement(entry, strength, hardness, delegates, excluded, why))
     return out
 

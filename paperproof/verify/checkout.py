@@ -34,6 +34,6 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
         wanted = set(entries)
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
     readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
-    chosen = select(found, set(), readme, len(found) if (everything or entries) else per_repo)
+    chosen = select(found, set(), readme, None if (everything or entries) else per_repo)
     judged = run_and_judge({"local": RepoWork(record, tuple(chosen))}, RunSettings(workers=workers, limits=limits))
     return list(judged.repos["local"].samples)

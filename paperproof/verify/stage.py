@@ -14,6 +14,7 @@ from paperproof.plumbing.progress import bar
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
 from paperproof.verify import contracts, fidelity, verdict
+from paperproof.verify.recognise import recognise
 from paperproof.verify.samples import link_behaviours, make_sample
 
 
@@ -64,8 +65,11 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         findings = fidelity.assess(fixtures, result)
         judged = verdict.judge(fixtures, result, contract, findings)
         papers = sorted({slug for slug, _ in work.papers})
-        made[key].append(make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result,
-                                     contract, judged, papers, findings))
+        known = recognise(fixtures, result, findings)
+        basis = "behaviour" if known else chosen.link_basis
+        why = "; ".join(filter(None, [chosen.why, known.line() if known else None]))
+        made[key].append(make_sample(chosen.entry, work.record, basis, fixtures, result,
+                                     contract, judged, papers, findings, why_chosen=why))
     linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
     judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
     return Judged({key: judged_repos[key] for key in repos}, executed, cache.hits)
