@@ -54,6 +54,12 @@ _MODEL_BASES = re.compile(r"^(Module|Model|Layer|Sequential|PreTrainedModel|Ligh
 _DATASET_BASES = re.compile(r"^(Dataset|IterableDataset|DataProcessor|Sequence|\w*Dataset|\w*Processor)$")
 
 
+SPREAD, MEAN = "a spread over epochs (std)", "a mean along an axis"
+WEAK = frozenset({SPREAD, MEAN})  # common outside hardness code too: they count half
+PLOTTING, FILE_IO = "plotting", "file I/O"
+AGGREGATE = "dataset-level scores (accuracy, F1, AUROC, correlation)"
+
+
 class Evidence(BaseModel):
     """What the code of one entry does, as phrases a page can print, and what speaks against it.
 
@@ -131,10 +137,10 @@ def _shifted(left: ast.expr, right: ast.expr) -> bool:
         ast.unparse(left.slice) != ast.unparse(right.slice)
 
 
-def _assigned_from(node: ast.AST, tails: frozenset[str]) -> set[str]:
+def _assigned_from(nodes: list[ast.AST], tails: frozenset[str]) -> set[str]:
     """Names bound (directly or by unpacking) to the result of a call whose name is in `tails`."""
     names: set[str] = set()
-    for sub in ast.walk(node):
+    for sub in nodes:
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) and _tail(sub.value.func) in tails:
             names |= {n.id for t in sub.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return names
@@ -207,7 +213,10 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
             into.append(phrase)
 
     calls: set[str] = set()
-    for sub in ast.walk(node):
+    nodes = list(ast.walk(node))  # walked once, read by every test below
+    tails = {_tail(c.func) for c in nodes if isinstance(c, ast.Call)}
+    maxima = _assigned_from(nodes, frozenset({"max", "amax", "topk", "kthvalue"}))
+    for sub in nodes:
         if isinstance(sub, ast.Call):
             tail, dotted = _tail(sub.func), _dotted(sub.func)
             head = dotted.split(".")[0]
@@ -221,9 +230,9 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
                                           for a in sub.args):
                 found("the gold label's probability")
             if tail in ("std", "var", "nanstd", "nanvar"):
-                found("a spread over epochs (std)")
+                found(SPREAD)
             elif tail in ("mean", "nanmean", "average") and _axis_given(sub):
-                found("a mean along an axis")
+                found(MEAN)
             if tail in ("grad", "vmap", "jacrev", "jacobian") or dotted.endswith("autograd.grad"):
                 found("per-sample gradients")
             if tail in ("topk", "kthvalue"):
@@ -238,12 +247,12 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
             if tail == "cosine_similarity":
                 found("similarity to class prototypes")
             if head in _PLOT_MODULES or tail in _PLOT_CALLS:
-                found("plotting", against)
+                found(PLOTTING, against)
             if tail in _IO_CALLS or (head in _IO_MODULES and tail not in ("join", "exists", "basename", "dirname")):
-                found("file I/O", against)
+                found(FILE_IO, against)
             if tail in _AGGREGATE_CALLS or tail in ("sum", "mean") and not _axis_given(sub) and any(
                     _hits(a) for a in [*sub.args, sub.func.value if isinstance(sub.func, ast.Attribute) else sub.func]):
-                found("dataset-level scores (accuracy, F1, AUROC, correlation)", against)
+                found(AGGREGATE, against)
             if tail in ("ArgumentParser", "add_argument", "parse_args"):
                 excluded = "parses command-line arguments"
         elif isinstance(sub, ast.Attribute) and sub.attr == "grad" and isinstance(sub.ctx, ast.Load):
@@ -255,10 +264,9 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
             found("argmax against the label")
         elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and _shifted(sub.left, sub.right):
             found("changes between consecutive epochs")
-        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and \
-                _names_in(sub) & _assigned_from(node, frozenset({"max", "amax", "topk", "kthvalue"})):
+        elif maxima and isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and _names_in(sub) & maxima:
             found("margins between classes")
-        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult) and any(
+        elif "log" in tails and isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult) and any(
                 isinstance(c, ast.Call) and _tail(c.func) == "log" for c in ast.walk(sub)):
             found("entropy")
         elif isinstance(sub, ast.Import | ast.ImportFrom):
@@ -285,27 +293,27 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
             excluded = "an abstract base: its methods do nothing"
         hooks = [m for m in methods if m.name in _HOOKS and _records(m)]
         per_sample = (f"records outputs in `{hooks[0].name}` and keeps a score per sample" if hooks else None)
-        if _trains(node):
+        if _trains(tails):
             excluded = excluded or "a training loop (backward pass and optimiser step, or fit)"
     else:
         params = _param_names(node.args)
-        per_sample = _function_per_sample(node, params)
-        if _trains(node):
+        per_sample = _function_per_sample(node, nodes, params)
+        if _trains(tails):
             excluded = "a training loop (backward pass and optimiser step, or fit)"
         if node.name == "main":
             excluded = "the program's entry point"
-        elif _returns_model(node):
+        elif _returns_model(node, tails):
             excluded = "builds a model"
     # What it reads off other objects counts as taken: `self.run.gold_labels_probabilities`.
-    called = {id(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
-    read = [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+    called = {id(c.func) for c in nodes if isinstance(c, ast.Call)}
+    read = [n.attr for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
             and id(n) not in called and not (isinstance(n.value, ast.Name) and n.value.id == "self")]
     takes = _takes(params)
     if "predictions" not in takes and any(_TAKES[0][1].match(a) for a in read):
         takes.insert(0, "predictions")
     if per_sample and "one sample's trend" in takes and not does:
         does.append("a reduction of one sample's trend over epochs")
-    returned = sorted({r.value.func.id for r in ast.walk(node) if isinstance(r, ast.Return)
+    returned = sorted({r.value.func.id for r in nodes if isinstance(r, ast.Return)
                        and isinstance(r.value, ast.Call) and isinstance(r.value.func, ast.Name)})
     return Evidence(does=does, takes=takes, per_sample=per_sample, against=against, excluded=excluded,
                     calls=sorted(calls), returns_calls=returned if isinstance(node, ast.FunctionDef) else [],
@@ -316,20 +324,18 @@ def _is_property(method: ast.FunctionDef) -> bool:
     return any(_tail(d) in ("property", "cached_property") for d in method.decorator_list)
 
 
-def _trains(node: ast.AST) -> bool:
-    tails = {_tail(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
+def _trains(tails: set[str]) -> bool:
     return ("backward" in tails and bool(tails & {"step", "zero_grad"})) or ("fit" in tails and "compile" in tails) \
         or ("fit" in tails and bool(tails & {"Adam", "SGD", "AdamW"}))
 
 
-def _returns_model(node: ast.FunctionDef) -> bool:
+def _returns_model(node: ast.FunctionDef, tails: set[str]) -> bool:
     text = ast.unparse(node.returns) if node.returns else ""
-    tails = {_tail(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
     return bool(re.search(r"\b(Model|Module)\b", text)) or "compile" in tails and bool(tails & {"Model", "Sequential"})
 
 
-def _function_per_sample(node: ast.FunctionDef, params: list[str]) -> str | None:
-    returns = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
+def _function_per_sample(node: ast.FunctionDef, nodes: list[ast.AST], params: list[str]) -> str | None:
+    returns = [r.value for r in nodes if isinstance(r, ast.Return) and r.value is not None]
     for value in returns:
         for call in ast.walk(value):
             if isinstance(call, ast.Call) and _tail(call.func) in _REDUCTIONS and _axis_given(call):
@@ -348,7 +354,7 @@ def _function_per_sample(node: ast.FunctionDef, params: list[str]) -> str | None
         scalar = node.returns is not None and ast.unparse(node.returns) in ("int", "float", "bool")
         reduced = any(isinstance(c, ast.Call) and _tail(c.func) in ("sum", "len", "mean", "std", "var", "max", "min")
                       for v in returns for c in ast.walk(v))
-        counted = any(isinstance(a, ast.AugAssign) for a in ast.walk(node))
+        counted = any(isinstance(a, ast.AugAssign) for a in nodes)
         if scalar or reduced or counted:
             return "returns one value for the sample"
     return None

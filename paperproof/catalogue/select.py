@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.evidence import AGGREGATE, FILE_IO, PLOTTING, WEAK
 
 DEFAULT_PER_REPO = 8
 
@@ -44,9 +45,7 @@ STOPWORDS = frozenset({
 
 
 HARDNESS_CAP = 32  # a repository of hundreds of metric-like entries is still bounded
-WEAK = frozenset({"a mean along an axis", "a spread over epochs (std)"})
-VETO = "dataset-level scores (accuracy, F1, AUROC, correlation)"
-AGAINST_WEIGHT = {"plotting": 2, "file I/O": 1, VETO: 3}
+AGAINST_WEIGHT = {PLOTTING: 2, FILE_IO: 1, AGGREGATE: 3}
 
 
 @dataclass(frozen=True)
@@ -150,14 +149,14 @@ def judge(entries: list[Entry]) -> list[Judgement]:
         excluded = ev.excluded or (f"builds a model (returns `{built[0]}`)" if built else None)
         delegates = tuple(sorted((set(ev.calls) & workers) - {entry.name}))
         strength = own[id(entry)] + 2 * len(delegates)
-        vetoed = VETO in ev.against
+        vetoed = AGGREGATE in ev.against
         hardness = not excluded and not vetoed and strength >= 2 and (bool(ev.takes) or strength >= 4)
         if hardness:
             why = _hardness_why(entry, delegates)
         elif excluded:
             why = f"left out: {excluded}"
         elif vetoed:
-            why = f"no hardness: it computes {VETO}"
+            why = f"no hardness: it computes {AGGREGATE}"
         else:
             seen = [*ev.takes, *ev.does]
             why = "no hardness evidence in its code" + (f" (only {_phrase(seen)})" if seen else "") + (
