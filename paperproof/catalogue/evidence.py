@@ -216,6 +216,7 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
     nodes = list(ast.walk(node))  # walked once, read by every test below
     tails = {_tail(c.func) for c in nodes if isinstance(c, ast.Call)}
     maxima = _assigned_from(nodes, frozenset({"max", "amax", "topk", "kthvalue"}))
+    softmaxed = _assigned_from(nodes, frozenset({"softmax", "log_softmax", "sigmoid"}))
     for sub in nodes:
         if isinstance(sub, ast.Call):
             tail, dotted = _tail(sub.func), _dotted(sub.func)
@@ -242,7 +243,7 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
                 found("a cross-entropy loss")
             if tail in ("entropy", "kl_div"):
                 found("entropy")
-            if tail == "diff":
+            if tail == "diff" or tail == "zip" and len(sub.args) == 2 and _shifted(*sub.args):
                 found("changes between consecutive epochs")
             if tail == "cosine_similarity":
                 found("similarity to class prototypes")
@@ -258,7 +259,7 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
         elif isinstance(sub, ast.Attribute) and sub.attr == "grad" and isinstance(sub.ctx, ast.Load):
             found("per-sample gradients")
         elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load) and _label_expr(sub.slice) \
-                and not _labelish(sub.value) and any(_PROBISH.search(n) for n in _names_in(sub.value)):
+                and not _labelish(sub.value) and any(_PROBISH.search(n) or n in softmaxed for n in _names_in(sub.value)):
             found("the gold label's probability")
         elif _hits(sub):
             found("argmax against the label")
