@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -202,7 +203,7 @@ def _takes(names: list[str]) -> list[str]:
     return [what for what, pattern in _TAKES if any(pattern.match(n) for n in names)]
 
 
-def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evidence:
+def gather(node: ast.FunctionDef | ast.ClassDef, imports: Sequence[str] = ()) -> Evidence:
     """Evidence for a top-level function or class (its methods included)."""
     does: list[str] = []
     against: list[str] = []
@@ -282,12 +283,12 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: list[str] = ()) -> Evi
     bases = [ast.unparse(b) for b in node.bases] if isinstance(node, ast.ClassDef) else []
     if isinstance(node, ast.ClassDef):
         methods = [n for n in node.body if isinstance(n, ast.FunctionDef)]
-        names = {m.name for m in methods}
+        defined = {m.name for m in methods}
         params = [p for m in methods if m.name == "__init__" or m.name in _HOOKS for p in _param_names(m.args)]
         base_tails = {b.split(".")[-1] for b in bases}
-        if any(_MODEL_BASES.match(b) for b in base_tails) and names & {"forward", "call", "build"}:
+        if any(_MODEL_BASES.match(b) for b in base_tails) and defined & {"forward", "call", "build"}:
             excluded = "a model definition (a network class with forward/call)"
-        elif any(_DATASET_BASES.match(b) for b in base_tails) or {"__getitem__", "__len__"} <= names:
+        elif any(_DATASET_BASES.match(b) for b in base_tails) or {"__getitem__", "__len__"} <= defined:
             excluded = "a dataset or data processor"
         elif methods and all(_trivial(m.body) for m in methods if m.name != "__init__" and not _is_property(m)) \
                 and any(m.name != "__init__" for m in methods):

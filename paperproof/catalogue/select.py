@@ -89,7 +89,7 @@ def score(entry: Entry, terms: set[str], readme: str) -> tuple[float, str]:
     metric_hits = len(name_words & METRIC_VOCABULARY) * 3 + len(doc_words & METRIC_VOCABULARY)
     paper_hits = len((name_words | doc_words) & terms)
     readme_hit = bool(readme) and re.search(rf"\b{re.escape(entry.name)}\b", readme) is not None
-    total = metric_hits + min(paper_hits, 6) + (6 if readme_hit else 0)
+    total: float = metric_hits + min(paper_hits, 6) + (6 if readme_hit else 0)
     if UTILITY_NAMES.match(entry.name):
         total -= 4
     if entry.docstring:

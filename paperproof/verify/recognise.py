@@ -37,8 +37,9 @@ class Recognition:
         if self.exact:
             rank = f", rank correlation {self.rho:.2f}" if self.rho is not None else ""
             return f"{self.output} matches {self.metric} ({self.variant}) on {self.cases_matched} of {self.cases} cases{rank}"
-        order = "as" if self.rho > 0 else "in the reverse order of"
-        return f"{self.output} ranks samples {order} {self.metric} ({self.variant}), rank correlation {self.rho:.2f}"
+        rho = self.rho if self.rho is not None else 0.0  # a rank-only recognition always has one
+        order = "as" if rho > 0 else "in the reverse order of"
+        return f"{self.output} ranks samples {order} {self.metric} ({self.variant}), rank correlation {rho:.2f}"
 
 
 def ranks(values: np.ndarray) -> np.ndarray:
@@ -67,14 +68,14 @@ def recognise(fixtures: FixtureSet, result: RunResult | None, findings: list[Fid
         return None
     if not {a.spec.kind for c in fixtures.cases for a in _all_args(c)} & DYNAMICS_KINDS:
         return None
-    outcomes = {c.case_id: c for c in result.cases if c.outcome == "returned" and c.value is not None}
+    outcomes = {c.case_id: c.value for c in result.cases if c.outcome == "returned" and c.value is not None}
     typical = [c for c in fixtures.cases if c.kind == "typical" and c.case_id in outcomes]
     if not typical:
         return None
     rhos: dict[tuple[str, str, str], list[float]] = {}
     for case in typical:
         reference = _reference(_case_key(case), _logits_dtype(case))
-        for channel in channels(outcomes[case.case_id].value, case.dims["N"]):
+        for channel in channels(outcomes[case.case_id], case.dims["N"]):
             values = np.asarray(channel.values, dtype=np.float64)
             for (metric, variant), ref in reference.items():
                 if ref.shape != values.shape:
