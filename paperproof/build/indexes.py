@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import partial
 from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -26,8 +27,11 @@ from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from pydantic import BaseModel
+
     from paperproof.build.paper_pages import PapersWritten
     from paperproof.build.repo_pages import RepositoriesWritten
+    from paperproof.build.urls import SiteUrls
 
 LIST_CHUNK = 4_000  # listing rows per chunk of list pages (a task's page often has a handful)
 
@@ -64,6 +68,10 @@ def write_indexes(site: SiteWriter, papers: PapersWritten, repositories: Reposit
     site.db.commit()
 
 
+def _schema_json(model: type[BaseModel], name: str, urls: SiteUrls) -> str:
+    return dump_json(record_schema(model, name, urls))
+
+
 class _Indexes:
     """The list pages of one build, and the list pages gathered but not yet sent to the render processes."""
 
@@ -82,10 +90,10 @@ class _Indexes:
             site.notes.append("sitemaps and feed: site-relative URLs (build with --base-url https://… for absolute ones)")
         for name, model in PAGE_SCHEMAS.items():
             path = site.path(urls.schema(name))
-            site.emit(path, {path: lambda m=model, n=name: dump_json(record_schema(m, n, urls))}, inputs=b"schema")
+            site.emit(path, {path: partial(_schema_json, model, name, urls)}, inputs=b"schema")
         statics: dict[str, Callable[[], str]] = {"style.css": render.stylesheet, "data-map.svg": datamap.svg}
         for name, content in render.static_files().items():
-            statics[name] = lambda c=content: c
+            statics[name] = partial(str, content)
         for name, produce in statics.items():
             path = site.path(urls.static(name))
             site.emit(path, {path: produce}, inputs=b"static")
@@ -158,8 +166,7 @@ class _Indexes:
         for status, meaning in STATUS_VOCABULARY.items():
             rows = sorted((records.sample_listing(s, urls) for s in self.samples if s.status == status),
                           key=lambda r: (r.entry, r.repo, r.path, r.sample_id))
-            for paging, chunk in self._paged(rows, lambda n, s=status: urls.status(s, n),
-                                             lambda n, s=status: urls.status_json(s, n)):
+            for paging, chunk in self._paged(rows, partial(urls.status, status), partial(urls.status_json, status)):
                 record = records.status_page(site.about, urls, status, statuses, paging, chunk)
                 site.record("status.html", record, paging.page_url, paging.json_url, "status",
                             f"Samples with status {status}: {meaning}", vocabulary=STATUS_VOCABULARY)
@@ -185,8 +192,8 @@ class _Indexes:
                     last = slug
             ranked = sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))
             name = ranked[0][0]
-            self._list_pages("task", iter(rows), len(rows), lambda n, t=name: urls.task(t, n),
-                             lambda n, t=name: urls.task_json(t, n), (key, name, [n for n, _ in ranked[1:]]))
+            self._list_pages("task", iter(rows), len(rows), partial(urls.task, name), partial(urls.task_json, name),
+                             (key, name, [n for n, _ in ranked[1:]]))
             listings.append(records.task_listing(key, name, len(rows), urls))
         record = records.task_index(site.about, urls, listings)
         site.record("tasks.html", record, record.page_url, record.json_url, "task-index",

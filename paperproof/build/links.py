@@ -17,10 +17,9 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from paperproof.catalogue.archive import Archive
-from paperproof.catalogue.archive_rows import CodeLinkRow
 from paperproof.catalogue.repo_url import RepoKey, normalise_repo_url
 from paperproof.plumbing.progress import bar
 
@@ -45,7 +44,20 @@ def safe_key(url: str) -> RepoKey | None:
         return None
 
 
-def repo_kind(link: CodeLinkRow | Link) -> str:
+class LinkFacts(Protocol):
+    """What the kind and order of a code link are read from: a `CodeLinkRow`, or a `Link`."""
+
+    @property
+    def repo_url(self) -> str: ...
+    @property
+    def is_official(self) -> bool | None: ...
+    @property
+    def mentioned_in_paper(self) -> bool | None: ...
+    @property
+    def mentioned_in_github(self) -> bool | None: ...
+
+
+def repo_kind(link: LinkFacts) -> str:
     """What the archive says of a link: official, named in the paper, or only listed."""
     if link.is_official:
         return "official"
@@ -54,7 +66,7 @@ def repo_kind(link: CodeLinkRow | Link) -> str:
     return "listed"
 
 
-def link_order(link: CodeLinkRow | Link) -> tuple:
+def link_order(link: LinkFacts) -> tuple:
     """Official, then mentioned in the paper, then mentioned on GitHub; then URL, case-insensitively."""
     return (not link.is_official, not link.mentioned_in_paper, not link.mentioned_in_github, link.repo_url.lower())
 

@@ -139,7 +139,7 @@ class _PaperWriter:
     def _done(self, context: tuple, results: list[PaperRendered | PaperRejected]) -> None:
         site = self.site
         chunk, files = context
-        done = []
+        done: list[tuple[str, bytes | None, list[str], str | None]] = []
         for (unit, value, sort_keys, _job), result in zip(chunk, results):
             if isinstance(result, PaperRejected):
                 site.rejects.append(Reject(file="render", position=-1, record=result.record, reason=result.reason))

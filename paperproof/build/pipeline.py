@@ -21,7 +21,6 @@ from paperproof.build.site import open_site
 from paperproof.build.summary import BuildSummary
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
-from paperproof.catalogue.archive_rows import CodeLinkRow
 from paperproof.catalogue.community import KIND as COMMUNITY_KIND
 from paperproof.catalogue.community import Community, annotate, curated
 from paperproof.catalogue.extract import extract_repo
@@ -112,7 +111,7 @@ def repository_source(config: BuildConfig) -> RepoSource:
     return NoSources()
 
 
-def resolve_repositories(links: dict[str, list[CodeLinkRow]], source: RepoSource,
+def resolve_repositories(links: LinkTable, source: RepoSource,
                          community: Community | None = None) -> dict[str, RepoWork]:
     """A record for every repository any link points at, keyed by normalised URL. One pass over the links
     (each URL normalised once) gathers the repositories and, in slug order, the papers linking each."""
@@ -141,7 +140,7 @@ def add_community(repos: dict[str, RepoWork], source: RepoSource, community: Com
     return repos
 
 
-def collect_paper_terms(archive: Archive, links: dict[str, list[CodeLinkRow]],
+def collect_paper_terms(archive: Archive, links: LinkTable,
                         repos: dict[str, RepoWork]) -> dict[str, set[str]]:
     """Per repository with source, the vocabulary of the papers linking it (abstracts and tasks)."""
     wanted = {slug for w in repos.values() if w.record.has_source for slug, _ in w.papers}
@@ -159,7 +158,7 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
     chosen = dict(repos)
     for key, work in bar(sorted(repos.items()), "extract", unit="repo"):
         record = work.record
-        if not record.has_source:
+        if record.snapshot is None:  # no source (`has_source`): nothing to extract
             continue
         root = Path(record.snapshot)
         report = extract_repo(root, record.repo)

@@ -273,7 +273,7 @@ def task_page(site_about: About, urls: SiteUrls, paging: Paging, listings: list[
 
 
 def status_counts(samples: Iterable[Sample], urls: SiteUrls) -> list[StatusCount]:
-    counts = Counter(s.status for s in samples)
+    counts: Counter[str] = Counter(s.status for s in samples)
     return [StatusCount(status=k, meaning=v, samples=counts[k], url=urls.status(k), json_url=urls.status_json(k))
             for k, v in STATUS_VOCABULARY.items()]
 

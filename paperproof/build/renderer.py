@@ -139,7 +139,7 @@ class Renderer:
                         "licence": record.licence, "note": record.note,
                     }
             year = twin.date[:4] if twin.date else None
-            metrics = {f.metric for s in twin.verification.samples for f in (s.fidelity or [])}
+            metrics = {f.metric for s in twin.verification.samples if isinstance(s.fidelity, list) for f in s.fidelity}
             data_map = self.urls.static("data-map.svg") if datamap.shows_data_map(metrics) else None
             arxiv = bool(twin.arxiv_id) or "arxiv.org/" in (twin.url_abs or "")
             page = self.page("paper.html", twin.url, twin.verification.json_url, "paper",
@@ -183,8 +183,8 @@ class Renderer:
     def sample(self, sample: Sample, repo: RepoTwin, titles: dict[str, str]) -> list[str]:
         urls = self.urls
         url, json_url = urls.sample(sample.sample_id), urls.sample_json(sample.sample_id)
-        shown = sample.inline_ok and sample.source
-        source_html = render.code_html(sample.source, sample.lineno) if shown else None
+        shown = sample.source if sample.inline_ok else None
+        source_html = render.code_html(shown, sample.lineno) if shown else None
         papers = [{"url": urls.paper(s), "title": titles.get(s, s)} for s in sample.papers]
         description = f"{sample.entry} in {sample.repo}: {sample.status}. {sample.reason}"
         return [self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls), sample=sample,
@@ -202,14 +202,14 @@ class Renderer:
                                f"Every paper in this catalogue, page {paging.page} of {paging.pages}.")
         if job.kind == "repos":
             repos = [RepoListing.model_construct(**json.loads(r)) for r in job.rows]
-            record = records.repo_list(self.about, self.urls, paging, repos)
-            return self.record("repos.html", record, paging.page_url, paging.json_url, "repo-list",
+            repo_list = records.repo_list(self.about, self.urls, paging, repos)
+            return self.record("repos.html", repo_list, paging.page_url, paging.json_url, "repo-list",
                                f"Every repository in this catalogue, page {paging.page} of {paging.pages}.")
         assert job.task is not None
         task_slug, name, other_names = job.task
         listings = [PaperListing.model_construct(**json.loads(r)) for r in job.rows]
-        record = records.task_page(self.about, self.urls, paging, listings, task_slug, name, other_names)
-        return self.record("task.html", record, paging.page_url, paging.json_url, "task", f"Papers with the task {name}.")
+        task = records.task_page(self.about, self.urls, paging, listings, task_slug, name, other_names)
+        return self.record("task.html", task, paging.page_url, paging.json_url, "task", f"Papers with the task {name}.")
 
 
 def raw_url(record: Any) -> Callable[[str], str]:

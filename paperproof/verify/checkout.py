@@ -27,13 +27,13 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
                 limits: dict | None = None) -> list[Sample]:
     """Samples for the most relevant entries of a checkout (or the named ones, or all);
     `limits` overrides sandbox limits (`runner.sandbox.Limits` fields)."""
-    record = local_record(path)
-    root = Path(record.snapshot)
+    root = path.resolve()
+    record = local_record(root)
     found = extract_repo(root, record.repo).entries
     if entries:
         wanted = set(entries)
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
     readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
-    chosen = select(found, set(), readme, len(found) if (everything or entries) else per_repo)
+    chosen = select(found, set(), readme, None if (everything or entries) else per_repo)
     judged = run_and_judge({"local": RepoWork(record, tuple(chosen))}, RunSettings(workers=workers, limits=limits))
     return list(judged.repos["local"].samples)

@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paperproof.catalogue.repo_work import RepoWork
+from paperproof.catalogue.run_result import RunResult
 from paperproof.fixtures.synth import synthesize
 from paperproof.plumbing.progress import bar
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
 from paperproof.verify import contracts, fidelity, verdict
+from paperproof.verify.recognise import recognise
 from paperproof.verify.samples import link_behaviours, make_sample
 
 
@@ -33,6 +35,13 @@ class Judged:
     cached: int = 0  # runs answered by the cache
 
 
+def _snapshot(work: RepoWork) -> str:
+    """Where the checkout of a repository with selected entries lies (entries are selected only from source)."""
+    if work.record.snapshot is None:
+        raise ValueError(f"{work.record.repo}: entries were selected from a repository with no source snapshot")
+    return work.record.snapshot
+
+
 def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judged:
     """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did."""
     jobs = []
@@ -40,14 +49,14 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         work = repos[key]
         for chosen in work.selected:
             jobs.append((key, chosen, synthesize(chosen.entry), contracts.draft(chosen.entry)))
-    runnable = [RunRequest(c.entry, f, repos[key].record.snapshot, settings.limits) for key, c, f, _ in jobs if f.cases]
+    runnable = [RunRequest(c.entry, f, _snapshot(repos[key]), settings.limits) for key, c, f, _ in jobs if f.cases]
     cache = ResultCache(settings.cache / "runs" if settings.cache else None)
-    results = {}
+    results: dict[tuple[str, str, str], RunResult] = {}
     executed = 0
     if runnable:
         with make_executor(settings.workers, cache, settings.scheduler) as executor:
-            for request, result in zip(runnable, bar(executor.run(runnable), "run", total=len(runnable), unit="sample")):
-                results[request.entry.code_sha256, request.entry.path, request.entry.repo] = result
+            for request, ran in zip(runnable, bar(executor.run(runnable), "run", total=len(runnable), unit="sample")):
+                results[request.entry.code_sha256, request.entry.path, request.entry.repo] = ran
             executed = executor.executed
     made: dict[str, list] = {key: [] for key in repos}
     for key, chosen, fixtures, contract in bar(jobs, "verify", unit="sample"):
@@ -56,8 +65,11 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         findings = fidelity.assess(fixtures, result)
         judged = verdict.judge(fixtures, result, contract, findings)
         papers = sorted({slug for slug, _ in work.papers})
-        made[key].append(make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result,
-                                     contract, judged, papers, findings))
+        known = recognise(fixtures, result, findings)
+        basis = "behaviour" if known else chosen.link_basis
+        why = "; ".join(filter(None, [chosen.why, known.line() if known else None]))
+        made[key].append(make_sample(chosen.entry, work.record, basis, fixtures, result,
+                                     contract, judged, papers, findings, why_chosen=why))
     linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
     judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
     return Judged({key: judged_repos[key] for key in repos}, executed, cache.hits)
