@@ -68,6 +68,33 @@ class Contract(BaseModel):
     clauses: list[Clause] = Field(default_factory=list)
 
 
+class Departure(BaseModel):
+    """Where and how an output departs from the paper's definition, with one case from the run.
+
+    `lines` is the range of the code that departs (file lines); `paper_formula` and `code_formula`
+    say the two definitions; the worked case is the sample of the case where the code's output and
+    the paper's differ most; `effect` says what it changes for a user (ranking, which samples move).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    lines: list[int]
+    located: bool  # whether `lines` point at the departing expression, not just the whole entry
+    paper_formula: str
+    code_formula: str
+    case_id: str
+    sample: int
+    gold: int
+    inputs: str
+    paper_value: float
+    code_value: float
+    worked: str
+    same_ranking: bool
+    rank_correlation: float | None = None
+    moved: list[int] = Field(default_factory=list)
+    effect: str
+
+
 class Fidelity(BaseModel):
     """Which published definition of a hardness metric one output computes (see `build.fidelity`).
 
@@ -86,6 +113,7 @@ class Fidelity(BaseModel):
     cases_matched: int
     cases: int
     departures: list[str] = Field(default_factory=list)
+    worked: Departure | None = None
 
 
 class SampleLink(BaseModel):

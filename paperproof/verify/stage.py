@@ -13,7 +13,7 @@ from paperproof.fixtures.synth import synthesize
 from paperproof.plumbing.progress import bar
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
-from paperproof.verify import contracts, fidelity, verdict
+from paperproof.verify import contracts, departures, fidelity, verdict
 from paperproof.verify.samples import link_behaviours, make_sample
 
 
@@ -61,7 +61,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
     for key, chosen, fixtures, contract in bar(jobs, "verify", unit="sample"):
         work = repos[key]
         result = results.get((chosen.entry.code_sha256, chosen.entry.path, chosen.entry.repo))
-        findings = fidelity.assess(fixtures, result)
+        findings = departures.explain(chosen.entry, fixtures, result, fidelity.assess(fixtures, result))
         judged = verdict.judge(fixtures, result, contract, findings)
         papers = sorted({slug for slug, _ in work.papers})
         made[key].append(make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result,
