@@ -119,3 +119,13 @@ def test_a_class_whose_constructor_alone_ran_is_not_run():
         "scores": EncodedValue(type="ndarray", dtype="float64", shape=[2], data=[0.1, 0.2], digest="a")})
     cases = [CaseOutcome(case_id=c.case_id, outcome="returned", value=scores) for c in fixtures.cases]
     assert judge(fixtures, result(cases), draft(cls), kind="class").status == "ran"
+
+
+def test_a_per_sample_entry_that_returns_arrays_says_so():
+    fixtures = synthesize(PER_SAMPLE)
+    row = EncodedValue(type="ndarray", dtype="float64", shape=[3], data=[0.1, 0.2, 0.3], digest="r")
+    arrays = EncodedValue(type="list", length=2, items=[row, row], digest="l")
+    cases = [CaseOutcome(case_id=c.case_id, outcome="returned", value=arrays) for c in fixtures.cases]
+    v = judge(fixtures, result(cases), draft(PER_SAMPLE))
+    assert "did not return one value per sample (case typical: ndarray float64 [3])" in v.reason
+    assert v.status == "ran_violates"  # and each call broke `-> int`

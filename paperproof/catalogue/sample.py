@@ -21,9 +21,9 @@ ClauseOrigin = Literal["annotation", "docstring", "name", "metric"]
 STATUS_VOCABULARY: dict[str, str] = {
     "ran": "Ran on synthesized fixtures and returned; every output met its contract, or nothing was declared to check",
     "ran_violates": "Ran, and an output broke a contract the code declares itself (annotation) or the definition of the metric it implements; or it raised on every case past its input boundary",
-    "ran_fixture": "Ran, but raised at its input boundary on every case: the fault is charged to our fixture, not to the code",
+    "ran_fixture": "Ran, but raised at its input boundary (or on a dtype or shape error of the operation our input reached) on every case, with every layout we tried: the fault is charged to our fixture, not to the code, and the reason names our choices",
     "ran_draft_wrong": "Ran and returned, but the output contradicts the contract we drafted from its prose (docstring, name): our draft was wrong, not the code",
-    "unverified": "Not run to a result: it could not be loaded, no fixture could be made for it, or every case was cut short; the reason says which",
+    "unverified": "Not run to a result: it could not be loaded, no fixture could be made for it, only a class's constructor ran, or every case was cut short; the reason says which",
 }
 
 CONTRACT_CHECK_VOCABULARY: dict[str, str] = {

@@ -185,7 +185,7 @@ def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
     raised = [c for c in finished if c.outcome == "raised"]
     if raised:
         raised_note = f"; raised on {', '.join(c.case_id for c in raised)} ({_exception_text(raised[0])})"
-    summary = f"returned on {len(returned)} of {len(result.cases)} cases{raised_note}{cut_short}"
+    summary = f"returned on {len(returned)} of {len(result.cases)} cases{raised_note}{cut_short}{_not_per_sample(returned, per_sample)}"
     case_failures = {cid: clause.text for cid, clause in failures.items()}
     declared = [(cid, c) for cid, c in failures.items() if c.origin in DECLARED]
     drafted = [(cid, c) for cid, c in failures.items() if c.origin not in DECLARED]
@@ -206,6 +206,20 @@ def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
     check_word: ContractCheck | None = "PASSES" if contract.clauses else None
     held = f"; its contract holds ({'; '.join(c.text for c in contract.clauses)})" if contract.clauses else "; nothing declared to check"
     return Verdict("ran", summary + held, check_word, tier, None, {}, fp)
+
+
+SCALARS = frozenset({"int", "float", "bool", "NoneType"})
+
+
+def _not_per_sample(returned: list[CaseOutcome], per_sample: set[str]) -> str:
+    """Said when an entry called once per sample did not return one value per call."""
+    for outcome in returned:
+        if outcome.case_id in per_sample:
+            other = next((c for c in _calls(_value(outcome)) if c.type not in SCALARS), None)
+            if other is not None:
+                return (f"; called once per sample, it did not return one value per sample "
+                        f"(case {outcome.case_id}: {other.describe()})")
+    return ""
 
 
 def _yields(value: EncodedValue) -> bool:
