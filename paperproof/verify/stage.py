@@ -4,7 +4,7 @@ each (through the cache), and the judgement of what it did, as one sample per en
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from paperproof.catalogue.entry import Entry
@@ -12,6 +12,7 @@ from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Contract, Fidelity
+from paperproof.catalogue.select import Selected
 from paperproof.fixtures import layout
 from paperproof.fixtures.synth import synthesize
 from paperproof.plumbing.progress import bar
@@ -61,61 +62,67 @@ def _key(entry: Entry, fixtures: FixtureSet) -> tuple[str, str, str, str]:
     return entry.code_sha256, entry.path, entry.repo, fixtures.digest()
 
 
-def _judge(entry: Entry, fixtures: FixtureSet, result: RunResult | None,
-           contract: Contract) -> tuple[list[Fidelity], verdict.Verdict]:
-    findings = departures.explain(entry, fixtures, result, fidelity.assess(fixtures, result))
-    return findings, verdict.judge(fixtures, result, contract, findings, entry.kind)
+@dataclass
+class _Job:
+    """One selected entry on its way to a sample: its fixtures, run and verdict (replaced by a retry)."""
+
+    key: str
+    chosen: Selected
+    fixtures: FixtureSet
+    contract: Contract
+    result: RunResult | None = None
+    findings: list[Fidelity] = field(default_factory=list)
+    judged: verdict.Verdict | None = None
+    tried: list[str] = field(default_factory=list)
+
+    def judge(self, fixtures: FixtureSet, result: RunResult | None) -> tuple[list[Fidelity], verdict.Verdict]:
+        findings = departures.explain(self.chosen.entry, fixtures, result, fidelity.assess(fixtures, result))
+        return findings, verdict.judge(fixtures, result, self.contract, findings, self.chosen.entry.kind)
 
 
 def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judged:
     """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did. An entry
     that raised on every case at its input boundary is run again on the other plausible layouts of
     its arguments; the first the code accepts is kept, and the page says so."""
-    jobs = []
-    for key in sorted(repos):
-        work = repos[key]
-        for chosen in work.selected:
-            jobs.append((key, chosen, synthesize(chosen.entry), contracts.draft(chosen.entry)))
+    jobs = [_Job(key, chosen, synthesize(chosen.entry), contracts.draft(chosen.entry))
+            for key in sorted(repos) for chosen in repos[key].selected]
     cache = ResultCache(settings.cache / "runs" if settings.cache else None)
-    snapshots = {key: _snapshot(repos[key]) for key, c, f, _ in jobs if f.cases}
-    results, executed = _run_all([RunRequest(c.entry, f, snapshots[key], settings.limits) for key, c, f, _ in jobs
-                                  if f.cases], settings, cache, "run")
-    judged_jobs = []
-    retry = []
-    for key, chosen, fixtures, contract in jobs:
-        result = results.get(_key(chosen.entry, fixtures))
-        findings, judged = _judge(chosen.entry, fixtures, result, contract)
-        judged_jobs.append([key, chosen, fixtures, contract, result, findings, judged])
-        if judged.status == "ran_fixture":
-            retry.extend((len(judged_jobs) - 1, words, alt) for words, alt in layout.alternatives(fixtures))
-    again, more = _run_all([RunRequest(judged_jobs[i][1].entry, alt, snapshots[judged_jobs[i][0]], settings.limits)
-                            for i, _, alt in retry], settings, cache, "retry")
+    snapshots = {job.key: _snapshot(repos[job.key]) for job in jobs if job.fixtures.cases}
+    results, executed = _run_all([RunRequest(j.chosen.entry, j.fixtures, snapshots[j.key], settings.limits)
+                                  for j in jobs if j.fixtures.cases], settings, cache, "run")
+    retry: list[tuple[_Job, str, FixtureSet]] = []
+    for job in jobs:
+        job.result = results.get(_key(job.chosen.entry, job.fixtures))
+        job.findings, job.judged = job.judge(job.fixtures, job.result)
+        if job.judged.status == "ran_fixture":
+            retry.extend((job, words, alt) for words, alt in layout.alternatives(job.fixtures))
+    again, more = _run_all([RunRequest(job.chosen.entry, alt, snapshots[job.key], settings.limits)
+                            for job, _, alt in retry], settings, cache, "retry")
     executed += more
-    tried: dict[int, list[str]] = {}
-    for i, words, alt in retry:
-        key, chosen, fixtures, contract, result, findings, judged = judged_jobs[i]
-        if judged.status != "ran_fixture":
+    for job, words, alt in retry:
+        first = job.judged
+        if first is None or first.status != "ran_fixture":
             continue  # an earlier alternative was accepted
-        ran = again.get(_key(chosen.entry, alt))
-        alt_findings, alt_judged = _judge(chosen.entry, alt, ran, contract)
-        if alt_judged.status in ("ran_fixture", "unverified"):
-            tried.setdefault(i, []).append(words)
+        ran = again.get(_key(job.chosen.entry, alt))
+        findings, judged = job.judge(alt, ran)
+        if judged.status in ("ran_fixture", "unverified"):
+            job.tried.append(words)
             continue
-        note = (f"With our first layout it raised on every case ({judged.reason.split(' — ')[0]}); "
-                f"tried {', '.join([*tried.get(i, []), words])}: the code accepted {words}, which was kept.")
-        kept = alt.model_copy(update={"choices": [*alt.choices, note]})
-        judged_jobs[i] = [key, chosen, kept, contract, ran, alt_findings, alt_judged]
-    for i, words in tried.items():
-        if judged_jobs[i][6].status == "ran_fixture":
-            fixtures = judged_jobs[i][2]
-            judged_jobs[i][2] = fixtures.model_copy(update={"choices": [
-                *fixtures.choices, f"Also tried {', '.join(words)}: it raised on every case with each."]})
+        note = (f"With our first layout it {first.reason.split(' — ')[0]}; tried {', '.join([*job.tried, words])}: "
+                f"the code accepted {words}, which was kept.")
+        job.fixtures = alt.model_copy(update={"choices": [*alt.choices, note]})
+        job.result, job.findings, job.judged = ran, findings, judged
+    for job in jobs:
+        if job.tried and job.judged is not None and job.judged.status == "ran_fixture":
+            job.fixtures = job.fixtures.model_copy(update={"choices": [
+                *job.fixtures.choices, f"Also tried {', '.join(job.tried)}: it raised on every case with each."]})
     made: dict[str, list] = {key: [] for key in repos}
-    for key, chosen, fixtures, contract, result, findings, judged in bar(judged_jobs, "verify", unit="sample"):
-        work = repos[key]
+    for job in bar(jobs, "verify", unit="sample"):
+        work = repos[job.key]
+        assert job.judged is not None
         papers = sorted({slug for slug, _ in work.papers})
-        made[key].append(make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result,
-                                     contract, judged, papers, findings))
+        made[job.key].append(make_sample(job.chosen.entry, work.record, job.chosen.link_basis, job.fixtures,
+                                         job.result, job.contract, job.judged, papers, job.findings))
     linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
     judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
     return Judged({key: judged_repos[key] for key in repos}, executed, cache.hits)
