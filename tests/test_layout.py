@@ -79,3 +79,18 @@ def test_alternatives_change_one_layout_or_dtype_at_a_time():
     for _, alt in found:
         changed = [a for a, b in zip(alt.cases[0].args, fixtures.cases[0].args) if a != b]
         assert len(changed) == 1 and len(alt.cases) == len(fixtures.cases)
+
+
+def test_a_parameter_documented_as_one_epoch_gets_one_epoch():
+    code = ('def f(probs, labels):\n    """Margins.\n\n    Args:\n'
+            '        probs: softmax outputs, shape (n_samples, n_classes)\n        labels: gold labels\n    """\n'
+            '    return probs\n')
+    fixtures = synthesize(entry(code))
+    assert value(fixtures, "probs").shape == (fixtures.cases[0].dims["N"], fixtures.cases[0].dims["C"])
+    assert any("its docstring says" in c for c in fixtures.choices)
+
+
+def test_double_precision_code_gets_float64():
+    code = "import torch\ndef f(logits: torch.Tensor):\n    head = torch.nn.Linear(3, 1).double()\n    return head(logits)\n"
+    got = value(synthesize(entry(code)), "logits")
+    assert str(got.dtype) == "torch.float64"
