@@ -21,7 +21,8 @@ EXPECTED = {
     ("paperproof-specimens/perturb-kit", "str2bool"):
         ("ran_violates", "VIOLATES", "returns bool (its annotation), got str"),
     ("paperproof-specimens/perturb-kit", "run_name"):
-        ("ran_fixture", "RAISES", "'Namespace' object has no attribute 'hardness' — at its input boundary"),
+        ("ran_fixture", "RAISES", "'Namespace' object has no attribute 'hardness' — at its input boundary, so charged "
+         "to our fixture: our choice of `args` = namespace failed"),
     ("paperproof-specimens/dynamics-maps-fork", "compute_train_dy_metrics"):
         ("ran_draft_wrong", "OUTPUT_MISDECLARED", "our draft said it returns DataFrame"),
     ("paperproof-specimens/stats-plots", "rank_hardest"):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from paperproof.catalogue.fixture_case import FixtureSet
+from paperproof.catalogue.fixture_case import FixtureSet, ValueSpec
 from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, ExceptionInfo, RunResult
 from paperproof.catalogue.sample import Clause, Contract, ContractCheck, Fidelity, MetamorphicTier, Status
 from paperproof.fixtures.values import sample_permutation
@@ -99,8 +99,14 @@ def at_boundary(exc: ExceptionInfo) -> bool:
 def choices(fixtures: FixtureSet) -> str:
     """Our choices for the arguments of the first case, in words: what a fixture fault is charged to."""
     case = fixtures.cases[0] if fixtures.cases else None
-    made = [f"`{a.name}` = {a.spec.describe()}" for a in (case.args if case else []) if a.spec.kind not in ("literal", "dim")]
+    made = [f"`{a.name}` = {_brief(a.spec)}" for a in (case.args if case else []) if a.spec.kind not in ("literal", "dim")]
     return ", ".join(made) or "the literal arguments"
+
+
+def _brief(spec: ValueSpec) -> str:
+    """A recipe in a few words: a namespace's attribute table is on the page, not in the reason."""
+    inner = ", ".join(f"{k}={v}" for k, v in sorted(spec.params.items()) if k not in ("attrs", "sized"))
+    return f"{spec.kind}({inner})" if inner else spec.kind
 
 
 def _calls(value: EncodedValue) -> list[EncodedValue]:
