@@ -8,7 +8,7 @@ the paper and repository lists.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from paperproof.catalogue.sample import Fidelity
 from paperproof.catalogue.twin import About
@@ -161,6 +161,7 @@ class IndexPage(PageModel):
     verified: list[PaperListing]
     api: dict[str, str]
     schemas: dict[str, str]
+    partial: list[str] = Field(default_factory=list)  # built with --allow-partial: where each damaged input stops
 
 
 class AttributionPage(PageModel):

@@ -669,6 +669,7 @@ class SiteWriter:
             api={"papers": self.urls.api_papers(), "repos": self.urls.api_repos(), "tasks": self.urls.tasks_json(),
                  "feed": self.urls.feed(), "sitemap": self.urls.sitemap(), "search": self.urls.search_json()},
             schemas={name: self.urls.schema(name) for name in self.schema_models()},
+            partial=[d.message(short=True) for d in self._archive.damages],
         )
         self._record("index.html", record, record.page_url, record.json_url, "index",
                      "A catalogue of papers and the code linked to them, run in a sandbox and checked against "
@@ -917,6 +918,8 @@ class SiteWriter:
     def _finish(self) -> None:
         """Remove the units this build did not produce, mark the tree, swap it in, and commit the manifest."""
         self.db.commit()  # as in `_check_removed`
+        if self._archive.damaged:  # a partial site (`--allow-partial`): the next build reads the inputs again
+            self._inputs = None
         if self._to_link:  # kept after the search thread started
             self._link_kept(self._to_link)
             self.manifest.mark_done([(unit, value, files, None) for unit, value, files in self._to_link])
