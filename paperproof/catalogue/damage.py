@@ -224,7 +224,7 @@ def locate(path: Path, fallback: str) -> Damage:
                     source.more()
                     continue
                 if source.eof and near_end:
-                    return damage("premature end of the data inside the row", exc.pos)
+                    return damage("premature end of the data inside the row", len(source.text))
                 return damage(f"invalid JSON ({exc.msg})", exc.pos)
             rows += 1
             last, last_end = record_id(value), source.byte(end)

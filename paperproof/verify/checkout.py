@@ -32,7 +32,7 @@ def failures(samples: list[Sample]) -> dict[str, list[str]]:
                 found["departures"].append(f"{name} ({f.metric}: {'; '.join(f.departures)})")
         if any(c.outcome == "blocked" for c in s.cases):
             found["blocked"].append(name)
-    return found
+    return {kind: sorted(names) for kind, names in found.items()}
 
 
 def local_record(path: Path) -> RepoRecord:
