@@ -185,7 +185,8 @@ class Renderer:
 def sample_listing(s: Sample, urls: SiteUrls, repo_kind: str | None = None) -> SampleListing:
     return SampleListing(sample_id=s.sample_id, entry=s.entry, repo=s.repo, repo_kind=repo_kind, path=s.path,
                          status=s.status, contract_check=s.contract_check, metamorphic_tier=s.metamorphic_tier,
-                         fidelity=list(s.fidelity), url=urls.sample(s.sample_id), json_url=urls.sample_json(s.sample_id))
+                         fidelity=list(s.fidelity), url=urls.sample(s.sample_id), json_url=urls.sample_json(s.sample_id),
+                         reason=s.reason)
 
 
 def raw_url(record: Any) -> Callable[[str], str]:

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from paperproof.build import collector, datamap, feeds, publish, render, search, seo
+from paperproof.build import collector, datamap, feeds, glossary, publish, render, search, seo
 from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
 from paperproof.build.pages import (
     INDEX_PAPERS,
@@ -729,6 +729,8 @@ class SiteWriter:
             self._list_pages(table, rows, total, page_url, json_url)
 
     def _write_statuses(self, statuses: list[StatusCount]) -> None:
+        index = glossary.status_index(self.about, self.urls, statuses)  # `/status/`: the statuses and every column
+        self._record("statuses.html", index, index.page_url, index.json_url, "status-index", glossary.DESCRIPTION)
         for status, meaning in STATUS_VOCABULARY.items():
             rows = sorted((sample_listing(s, self.urls) for s, _ in self.samples if s.status == status),
                           key=lambda r: (r.entry, r.repo, r.path, r.sample_id))

@@ -1,0 +1,81 @@
+"""What the sample tables say, in words: the statuses index (`/status/`) and the anchors every column
+heading and badge links to, so a researcher reads a table without a manual.
+
+The words of each vocabulary are defined once, in `catalogue.sample`; this module groups them by the
+column that shows them and adds what a column means. A `ran` that returned on only some of its cases
+is called out (`partial_ran`): its badge is not the green of a sample that returned on every case.
+"""
+
+from __future__ import annotations
+
+import re
+
+from paperproof.build.pages import StatusCount, StatusIndex, Term, TermGroup
+from paperproof.build.urls import SiteUrls
+from paperproof.catalogue.sample import CONTRACT_CHECK_VOCABULARY, STATUS_VOCABULARY, TIER_VOCABULARY
+from paperproof.catalogue.twin import About
+
+DESCRIPTION = "What every status, contract check, tier and fidelity value on a sample table means."
+
+FIDELITY_VOCABULARY: dict[str, str] = {
+    "paper's definition": "The output equals the metric as the paper defines it, computed by paperproof's reference "
+                          "metric core on the shared training-dynamics cases",
+    "departs": "The output equals a published variant of the metric that is not the paper's definition; the sample "
+               "page says where it departs",
+    "—": "The entry was not recognised as a hardness metric, so nothing was compared with a paper's definition",
+}
+
+CONTRACT_TERMS: dict[str, str] = {
+    **CONTRACT_CHECK_VOCABULARY,
+    "—": "No check: nothing was declared to check against (no annotation, docstring return or recognised metric), "
+         "or no case returned",
+}
+TIER_TERMS: dict[str, str] = {**TIER_VOCABULARY, "—": "No tier: no case returned a value to compare"}
+
+PARTIAL = ("A sample that ran and returned on some of its cases but not all (the others raised, were cut short or "
+           "were blocked) is marked “ran, k of n”, in amber rather than green: what it returned met its contract, "
+           "but not every case returned")
+
+COLUMNS: list[tuple[str, str, str, dict[str, str]]] = [
+    ("Status", "status", "What happened when the entry ran, and whose fault a failure is. Each status links to every "
+                         "sample that has it.", STATUS_VOCABULARY),
+    ("Contract", "contract", "What checking the outputs against the contract found. The contract is drafted from the "
+                             "entry's own declarations: its annotations, its docstring, its name, or the definition "
+                             "of the metric it was recognised as.", CONTRACT_TERMS),
+    ("Tier", "tier", "How far the runs could be trusted to mean something: the strongest property that held on every "
+                     "case.", TIER_TERMS),
+    ("Fidelity", "fidelity", "For hardness and training-dynamics metrics: which published definition the output "
+                             "computes.", FIDELITY_VOCABULARY),
+]
+TERMS: dict[str, dict[str, str]] = {key: words for _, key, _, words in COLUMNS}  # for the templates, by column
+
+_RETURNED = re.compile(r"^returned on (\d+) of (\d+) cases")
+
+
+def anchor(column: str, value: str | None = None) -> str:
+    """The fragment of a column (`contract`) or of one of its values (`contract-PASSES`) on `/status/`."""
+    if value is None:
+        return column
+    return f"{column}-{re.sub(r'[^A-Za-z0-9_]+', '-', value).strip('-') or 'none'}"
+
+
+def partial_ran(status: str, reason: str | None) -> tuple[int, int] | None:
+    """(returned, cases) for a `ran` sample that returned on fewer than all of its cases, else None. Read from
+    the reason, whose first words `build.verdict` writes as "returned on K of N cases"."""
+    match = _RETURNED.match(reason or "") if status == "ran" else None
+    if match is None or match.group(1) == match.group(2):
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def status_index(about: About, urls: SiteUrls, statuses: list[StatusCount]) -> StatusIndex:
+    groups = [TermGroup(column=column, anchor=key, meaning=meaning,
+                        terms=[Term(value=value, meaning=text, anchor=anchor(key, value)) for value, text in words.items()])
+              for column, key, meaning, words in COLUMNS]
+    groups[0] = groups[0].model_copy(update={"terms": [*groups[0].terms, Term(value="ran, k of n", meaning=PARTIAL,
+                                                                               anchor=anchor("status", "partial"))]})
+    return StatusIndex(about=about, schema_url=urls.schema("status-index"), page_url=urls.statuses(),
+                       json_url=urls.statuses_json(), statuses=statuses, columns=groups)
+
+
+__all__ = ["COLUMNS", "DESCRIPTION", "FIDELITY_VOCABULARY", "TERMS", "anchor", "partial_ran", "status_index"]
