@@ -80,7 +80,7 @@ def test_specimen_paper_shows_samples_data_map_and_repository_pages(bundled_site
 def test_the_repository_page_and_its_twin_list_the_same_samples(bundled_site):
     twin = load_json(bundled_site / "repo" / "paperproof-specimens+dynamics-maps-fork.json")
     text = (bundled_site / "repo" / "paperproof-specimens+dynamics-maps-fork" / "index.html").read_text()
-    rows = re.findall(r'<tr>\s*<td><a href="([^"]+)"><code>([^<]+)</code>.*?</tr>', text, re.S)
+    rows = re.findall(r'<tr>\s*<td data-label="Entry"><a href="([^"]+)"><code>([^<]+)</code>.*?</tr>', text, re.S)
     assert rows == [(s["url"], s["entry"]) for s in twin["samples"]]
     for ref in twin["samples"]:  # each listing agrees with the sample's own record
         sample = load_json(bundled_site / ref["json_url"].lstrip("/"))

@@ -72,8 +72,9 @@ def status_index(about: About, urls: SiteUrls, statuses: list[StatusCount]) -> S
     groups = [TermGroup(column=column, anchor=key, meaning=meaning,
                         terms=[Term(value=value, meaning=text, anchor=anchor(key, value)) for value, text in words.items()])
               for column, key, meaning, words in COLUMNS]
-    groups[0] = groups[0].model_copy(update={"terms": [*groups[0].terms, Term(value="ran, k of n", meaning=PARTIAL,
-                                                                               anchor=anchor("status", "partial"))]})
+    # The statuses themselves are the index's table of counts (`statuses`); the Status column adds the partial ran.
+    groups[0] = groups[0].model_copy(update={"terms": [Term(value="ran, k of n", meaning=PARTIAL,
+                                                            anchor=anchor("status", "partial"))]})
     return StatusIndex(about=about, schema_url=urls.schema("status-index"), page_url=urls.statuses(),
                        json_url=urls.statuses_json(), statuses=statuses, columns=groups)
 
