@@ -215,6 +215,11 @@ def test_sample_table_headings_and_badges_lead_to_their_explanations(bundled_sit
     driver.get(base + SAMPLES_PAPER)
     assert follow(driver, "table.samples td[data-label=Fidelity] a.term") == "/status/#fidelity-paper-s-definition"
     assert explained(driver, "fidelity-paper-s-definition")[0] == "paper's definition"
+    driver.get(base + SAMPLES_PAPER)  # the badges of a code link too
+    assert follow(driver, ".code-links a.badge.official") == "/status/#links-official"
+    assert explained(driver, "links-official")[0] == "official"
+    driver.get(base + SAMPLES_PAPER)
+    assert follow(driver, ".code-links a.badge[href*='#reach-']").startswith("/status/#reach-")
     # /status/ is an index of the statuses (the header's "Statuses" goes there), each with its count and page
     driver.get(base + "/")
     assert follow(driver, "header nav a[href='/status/']") == "/status/"

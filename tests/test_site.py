@@ -72,9 +72,9 @@ def test_the_paper_page_carries_citation_opengraph_and_json_ld(bundled_site):
 
 def test_specimen_paper_shows_samples_data_map_and_repository_pages(bundled_site):
     text = (bundled_site / "paper" / "specimen-mapping-sample-hardness-with-training" / "index.html").read_text()
-    assert 'class="samples"' in text and 'href="/sample/' in text
+    assert 'class="samples stack"' in text and 'href="/sample/' in text
     assert '<img src="/static/data-map.svg"' in text
-    assert '<span class="badge official">official</span>' in text and "framework: " in text
+    assert '<a class="badge official" href="/status/#links-official"' in text and "framework: " in text
 
 
 def test_the_repository_page_and_its_twin_list_the_same_samples(bundled_site):

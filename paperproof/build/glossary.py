@@ -12,10 +12,12 @@ import re
 
 from paperproof.build.pages import StatusCount, StatusIndex, Term, TermGroup
 from paperproof.build.urls import SiteUrls
+from paperproof.catalogue.repo_record import REACH_VOCABULARY
 from paperproof.catalogue.sample import CONTRACT_CHECK_VOCABULARY, STATUS_VOCABULARY, TIER_VOCABULARY
 from paperproof.catalogue.twin import About
 
-DESCRIPTION = "What every status, contract check, tier and fidelity value on a sample table means."
+DESCRIPTION = ("What every status, contract check, tier and fidelity value on a sample table means, and every badge "
+               "of a code link.")
 
 FIDELITY_VOCABULARY: dict[str, str] = {
     "paper's definition": "The output equals the metric as the paper defines it, computed by paperproof's reference "
@@ -46,6 +48,24 @@ COLUMNS: list[tuple[str, str, str, dict[str, str]]] = [
                      "case.", TIER_TERMS),
     ("Fidelity", "fidelity", "For hardness and training-dynamics metrics: which published definition the output "
                              "computes.", FIDELITY_VOCABULARY),
+]
+LINK_TERMS: dict[str, str] = {
+    "official": "The archive marks this repository as the paper's official code",
+    "not official": "The archive lists the repository for this paper without marking it official (or, in older "
+                    "dumps, did not say)",
+    "in paper": "The paper itself mentions the repository",
+    "framework": "The deep-learning framework the archive gives for the repository",
+    "licence": "The licence found in the repository (its SPDX identifier); it decides whether a sample page shows "
+               "the code or only points to it",
+}
+REACH_TERMS: dict[str, str] = {
+    **REACH_VOCABULARY, "not probed": "Nobody asked the host yet: the repository came from a local checkout or had "
+                                      "no harvest",
+}
+COLUMNS += [
+    ("Code links", "links", "The badges beside each code link of a paper: what the archive says about the link.",
+     LINK_TERMS),
+    ("Reach", "reach", "What the host answered when the harvest asked about the repository.", REACH_TERMS),
 ]
 TERMS: dict[str, dict[str, str]] = {key: words for _, key, _, words in COLUMNS}  # for the templates, by column
 
