@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
 from paperproof import __version__
@@ -91,8 +92,8 @@ def parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     b = commands.add_parser("build", help="build the catalogue site (the bundled snapshot by default)",
-                            description="Build the catalogue site: every paper, repository and sample as a page and "
-                                        "a JSON twin, published atomically into --out.",
+                            description=textwrap.fill("Build the catalogue site: every paper, repository and sample as a page and "
+                                        "a JSON twin, published atomically into --out.", 100),
                             epilog=BUILD_HELP, formatter_class=_Help)
     b.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id "
                                      "(default: the bundled snapshot)")
@@ -116,8 +117,8 @@ def parser() -> argparse.ArgumentParser:
                         "the front page say the catalogue is partial")
 
     v = commands.add_parser("verify", help="verify the functions of one local repository before publishing it",
-                            description="Extract the entries of one checkout, run them in the sandbox on synthesized "
-                                        "fixtures and check them as a build would; print one record per sample.",
+                            description=textwrap.fill("Extract the entries of one checkout, run them in the sandbox on synthesized "
+                                        "fixtures and check them as a build would; print one record per sample.", 100),
                             epilog=VERIFY_HELP, formatter_class=_Help)
     v.add_argument("path", type=Path, help="a checkout of the repository")
     v.add_argument("--json", action="store_true", help="print a JSON array of sample records (and nothing else) on stdout")
@@ -129,8 +130,8 @@ def parser() -> argparse.ArgumentParser:
                    help="a sandbox limit for each sample, e.g. wall_seconds=5 (repeatable)")
 
     h = commands.add_parser("harvest", help="ask GitHub about every linked repository and store pinned snapshots",
-                            description="Ask the GitHub REST API about every repository the archive links, and store "
-                                        "a pinned, checked snapshot of each in a content-addressed store.",
+                            description=textwrap.fill("Ask the GitHub REST API about every repository the archive links, and store "
+                                        "a pinned, checked snapshot of each in a content-addressed store.", 100),
                             epilog=HARVEST_HELP, formatter_class=_Help)
     h.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id "
                                      "(default: the bundled snapshot)")
