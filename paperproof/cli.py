@@ -163,8 +163,8 @@ def _limit(text: str) -> tuple[str, float]:
 
 def _build(args: argparse.Namespace) -> int:
     from paperproof.build.pipeline import BuildConfig, build
-    from paperproof.plumbing.locks import Busy
     from paperproof.catalogue.damage import ArchiveDamaged
+    from paperproof.plumbing.locks import Busy
 
     config = BuildConfig(archive=args.archive, repos=args.repos, out=args.out, base_url=args.base_url,
                          workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store,

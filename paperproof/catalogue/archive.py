@@ -159,8 +159,7 @@ def _dump_stream(path: Path) -> Iterator[tuple[int, Any]]:
     try:
         with io.BufferedReader(ReadAhead(path)) as raw:
             handle = gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix == ".gz" else raw
-            for position, item in enumerate(ijson.items(handle, "item", use_float=True)):
-                yield position, item
+            yield from enumerate(ijson.items(handle, "item", use_float=True))
     except (ijson.JSONError, EOFError, gzip.BadGzipFile, zlib.error, ValueError) as exc:
         raise ArchiveDamaged(locate(path, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
 
