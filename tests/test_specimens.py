@@ -143,7 +143,7 @@ def test_a_default_that_reads_a_file_is_supplied_not_evaluated(samples):
 
 def test_a_training_dynamics_dict_is_understood(samples):
     record = samples["paperproof-specimens/dynamics-maps", "compute_train_dy_metrics"]
-    assert record["cases"][0]["args"]["training_dynamics"].startswith("td_dict")
+    assert record["cases"][0]["args"]["training_dynamics"].startswith("training dynamics by sample id: 24 samples × 6 epochs")
     assert record["cases"][0]["output"].startswith("DataFrame [24, 4]")
 
 
