@@ -67,6 +67,18 @@ def test_build_prints_a_summary_and_errors_say_what_to_do(tmp_path):
     assert done.returncode == 2 and "give the path of a checkout" in done.stderr
 
 
+def test_verify_exits_1_for_a_departure_from_the_papers_definition(tmp_path):
+    repo = tmp_path / "dynamics-maps"
+    shutil.copytree(bundled_root() / "repos" / "paperproof-specimens+dynamics-maps", repo)
+    done = paperproof("verify", str(repo), "--entry", "dynamics_maps/metrics.py::correctness_counts",
+                      "--entry", "dynamics_maps/metrics.py::confidence_scores", "--json")
+    assert done.returncode == 1, done.stderr
+    records = {r["entry"]: r for r in json.loads(done.stdout)}
+    assert records["confidence_scores"]["status"] == "ran" and not records["confidence_scores"]["fidelity"][0]["departures"]
+    assert records["correctness_counts"]["fidelity"][0]["departures"]
+    assert "\ndepartures: 1\n  dynamics_maps/metrics.py::correctness_counts (correctness: " in done.stderr
+
+
 def test_help_names_defaults_exit_codes_environment_and_examples():
     for command, wanted in (("build", ["(default: site)", "exit status:", "SOURCE_DATE_EPOCH", "examples:",
                                        "--allow-partial", "python3 -m http.server"]),
