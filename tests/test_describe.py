@@ -29,3 +29,9 @@ def test_a_trend_is_not_shown_as_its_recipe_name():
     cases = described("def correctness_trend(trend):\n    return sum(trend) / len(trend)\n")
     text = next(iter(cases.values()))["trend"]
     assert text != "trend" and "epochs" in text and "seed" in text
+
+
+def test_a_probability_trend_says_it_is_one():
+    cases = described("def variability(conf_trend):\n    return float(np.std(conf_trend, ddof=1))\n")
+    text = next(iter(cases.values()))["conf_trend"]
+    assert text.startswith("one sample's gold-label probability at each of 6 epochs (list of numbers")
