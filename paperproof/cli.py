@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
 from paperproof import __version__
@@ -18,44 +19,129 @@ def main(argv: list[str] | None = None) -> int:
     return _verify(args)
 
 
+BUILD_HELP = """\
+exit status:
+  0  built (or, with --check, the site on disk is what a build would write)
+  1  --check only: the site on disk is stale
+  2  bad usage or setup: a missing archive, an --out or --cache that is not paperproof's, a build running
+  3  an input could not be read to its end (cut short, corrupt): nothing was published, the site is as it was
+
+environment:
+  SOURCE_DATE_EPOCH     date the site by this time (seconds since 1970) instead of the archive snapshot
+  PAGEFIND_BINARY_PATH  the Pagefind binary for search (default: the one of the pagefind[bin] package)
+  HF_TOKEN, HF_HOME     read by the datasets library when --archive is a Hugging Face organisation id
+
+examples:
+  paperproof build                                        # the bundled catalogue into site/
+  paperproof build --archive /data/pwc --repos /data/checkouts --out site
+  paperproof build --archive pwc-archive --store .paperproof-store --base-url https://example.org/catalogue
+  paperproof build --check                                # exit 1 when site/ is stale
+
+Serve the site to browse it (root-relative links need a web server):
+  python3 -m http.server -d site 8000    then open http://localhost:8000/
+"""
+
+VERIFY_HELP = """\
+exit status:
+  0  nothing found: every sample ran clean, or was charged to our fixture or our drafted contract
+  1  a contract violation, a departure from a paper's definition, or an attempt the sandbox blocked
+  2  bad usage: PATH is not a folder, an --entry names no entry, a bad --limit
+
+The closing summary (counts by status, and each violation, departure and blocked attempt) goes to stdout,
+or, with --json, to stderr, so that stdout holds only the JSON array.
+
+environment: none read (the sandbox passes only PATH, LANG, LC_ALL, CUDA_VISIBLE_DEVICES and TMPDIR to the code).
+
+examples:
+  paperproof verify .                                      # the most relevant entries of this checkout
+  paperproof verify . --entry dynamics_maps/metrics.py::confidence --json
+  paperproof verify . --all --limit wall_seconds=5
+"""
+
+HARVEST_HELP = """\
+exit status:
+  0  every repository is settled
+  2  bad usage, or the harvest stopped for another reason (it says which)
+  75 GitHub's rate limit stopped it: run it again after the time it names, and it resumes
+
+environment:
+  GITHUB_TOKEN  a GitHub token (no scope needed for public repositories): 5,000 requests an hour instead of 60
+
+examples:
+  GITHUB_TOKEN=... paperproof harvest --archive /data/pwc --store .paperproof-store
+  paperproof harvest --archive /data/pwc --api-url https://github.example.org/api/v3
+"""
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Each option's default after its help (where it has one the help does not already give), and the epilog
+    (exit status, environment, examples) as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, False, [], "", argparse.SUPPRESS) or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="paperproof", description="A static catalogue of papers and the code behind them, verified by running it.")
+    parser = argparse.ArgumentParser(prog="paperproof", description="A static catalogue of papers and the code behind them, verified by running it.",
+                                     epilog="Run `paperproof COMMAND --help` for a command's options, exit status, "
+                                            "environment variables and examples.")
     parser.add_argument("--version", action="version", version=f"paperproof {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    b = commands.add_parser("build", help="build the catalogue site (the bundled snapshot by default)")
-    b.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id")
+    b = commands.add_parser("build", help="build the catalogue site (the bundled snapshot by default)",
+                            description=textwrap.fill("Build the catalogue site: every paper, repository and sample as a page and "
+                                        "a JSON twin, published atomically into --out.", 100),
+                            epilog=BUILD_HELP, formatter_class=_Help)
+    b.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id "
+                                     "(default: the bundled snapshot)")
     sources = b.add_mutually_exclusive_group()
-    sources.add_argument("--repos", type=Path, help="a directory of checkouts (owner+name/, owner/name/) or owner+name.tar.gz files")
+    sources.add_argument("--repos", type=Path, help="a directory of checkouts (owner+name/, owner/name/) or owner+name.tar.gz "
+                                                    "files; added to the bundled specimens' own when --archive is not given")
     sources.add_argument("--store", type=Path, help="a harvest store written by `paperproof harvest`")
-    b.add_argument("--out", type=Path, default=Path("site"), help="where to write the site (default: site/)")
-    b.add_argument("--base-url", default="", help="URL prefix of the published site (default: site-relative links)")
+    b.add_argument("--out", type=Path, default=Path("site"),
+                   help="where to write the site: a new or empty folder, or a site paperproof built")
+    b.add_argument("--base-url", default="", help="URL prefix of the published site (default: none, site-relative links)")
     b.add_argument("--workers", type=int, help="sandbox workers (default: one per core)")
-    b.add_argument("--cache", type=Path, default=Path(".paperproof-cache"), help="run cache directory")
+    b.add_argument("--cache", type=Path, default=Path(".paperproof-cache"),
+                   help="run results and site manifests: a new or empty folder, or a cache paperproof made")
     b.add_argument("--no-cache", action="store_true", help="run every sample even when a cached result exists")
     b.add_argument("--scheduler", metavar="ADDRESS", help="run samples on a Dask distributed cluster (default: a local pool)")
     b.add_argument("--jobs", type=int, help="render processes (default: one per core)")
     b.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 when the site on disk is stale (a build would change it), 0 when not")
+    b.add_argument("--allow-partial", action="store_true",
+                   help="when a dump cannot be read to its end, build from the rows before the damage; the summary and "
+                        "the front page say the catalogue is partial")
 
-    v = commands.add_parser("verify", help="verify the functions of one local repository before publishing it")
+    v = commands.add_parser("verify", help="verify the functions of one local repository before publishing it",
+                            description=textwrap.fill("Extract the entries of one checkout, run them in the sandbox on synthesized "
+                                        "fixtures and check them as a build would; print one record per sample.", 100),
+                            epilog=VERIFY_HELP, formatter_class=_Help)
     v.add_argument("path", type=Path, help="a checkout of the repository")
-    v.add_argument("--json", action="store_true", help="print a JSON array of sample records")
-    v.add_argument("--entry", action="append", default=[], metavar="PATH::NAME", help="only this entry (repeatable)")
+    v.add_argument("--json", action="store_true", help="print a JSON array of sample records (and nothing else) on stdout")
+    v.add_argument("--entry", action="append", default=[], metavar="PATH::NAME",
+                   help="only this entry (repeatable); naming no entry of the checkout is an error")
     v.add_argument("--all", action="store_true", help="verify every entry, not only the most relevant")
-    v.add_argument("--workers", type=int)
+    v.add_argument("--workers", type=int, help="sandbox workers (default: one per core)")
     v.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", type=_limit,
                    help="a sandbox limit for each sample, e.g. wall_seconds=5 (repeatable)")
 
-    h = commands.add_parser("harvest", help="ask GitHub about every linked repository and store pinned snapshots")
-    h.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id")
-    h.add_argument("--store", type=Path, default=Path(".paperproof-store"), help="the harvest store (default: .paperproof-store/)")
+    h = commands.add_parser("harvest", help="ask GitHub about every linked repository and store pinned snapshots",
+                            description=textwrap.fill("Ask the GitHub REST API about every repository the archive links, and store "
+                                        "a pinned, checked snapshot of each in a content-addressed store.", 100),
+                            epilog=HARVEST_HELP, formatter_class=_Help)
+    h.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id "
+                                     "(default: the bundled snapshot)")
+    h.add_argument("--store", type=Path, default=Path(".paperproof-store"), help="the harvest store")
     h.add_argument("--api-url", default="https://api.github.com", help="REST API base URL (GitHub Enterprise: https://HOST/api/v3)")
-    h.add_argument("--concurrency", type=int, default=4, help="repositories asked about at once (default: 4)")
-    h.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default: 30)")
-    h.add_argument("--retries", type=int, default=3, help="retries on 5xx, timeouts and broken answers (default: 3)")
+    h.add_argument("--concurrency", type=int, default=4, help="repositories asked about at once")
+    h.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    h.add_argument("--retries", type=int, default=3, help="retries on 5xx, timeouts and broken answers")
     h.add_argument("--max-wait", type=float, default=300.0,
-                   help="longest rate-limit wait in seconds before stopping to resume later (default: 300)")
+                   help="longest rate-limit wait in seconds before stopping to resume later")
     return parser
 
 
@@ -77,13 +163,20 @@ def _limit(text: str) -> tuple[str, float]:
 
 def _build(args: argparse.Namespace) -> int:
     from paperproof.build.pipeline import BuildConfig, build
+    from paperproof.catalogue.damage import ArchiveDamaged
     from paperproof.plumbing.locks import Busy
 
     config = BuildConfig(archive=args.archive, repos=args.repos, out=args.out, base_url=args.base_url,
                          workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store,
-                         scheduler=args.scheduler, jobs=args.jobs, check=args.check)
+                         scheduler=args.scheduler, jobs=args.jobs, check=args.check, allow_partial=args.allow_partial)
     try:
         summary = build(config)
+    except ArchiveDamaged as exc:
+        print(f"paperproof: {exc}", file=sys.stderr)
+        print(f"paperproof: nothing was published: {config.out} is as it was. Fetch the file again, or pass "
+              "--allow-partial to build from the rows before the damage (the site then says it is partial).",
+              file=sys.stderr)
+        return 3
     except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
         print(f"paperproof: {exc}", file=sys.stderr)
         return 2
@@ -91,7 +184,8 @@ def _build(args: argparse.Namespace) -> int:
         print(line)
     if config.check:
         return 1 if summary.pages.get("stale") else 0
-    print(f"open {config.out / 'index.html'} in a browser, or serve it: python -m http.server -d {config.out}")
+    print(f"to browse it, serve it (its links are root-relative, so opened as a file it has no styles and dead links): "
+          f"python3 -m http.server -d {config.out} 8000, then open http://localhost:8000/")
     return 0
 
 
@@ -118,13 +212,20 @@ def _harvest(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from paperproof.verify.checkout import verify_path
+    """Exit 0 when nothing was found, 1 for a violation, a departure or a blocked attempt, 2 for bad usage."""
+    from collections import Counter
+
+    from paperproof.verify.checkout import NoSuchEntry, failures, verify_path
 
     if not args.path.is_dir():
         print(f"paperproof: {args.path} is not a directory; give the path of a checkout", file=sys.stderr)
         return 2
-    samples = verify_path(args.path, entries=args.entry, everything=args.all, workers=args.workers,
-                          limits=dict(args.limit) or None)
+    try:
+        samples = verify_path(args.path, entries=args.entry, everything=args.all, workers=args.workers,
+                              limits=dict(args.limit) or None)
+    except NoSuchEntry as exc:
+        print(f"paperproof: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         import json
 
@@ -132,4 +233,11 @@ def _verify(args: argparse.Namespace) -> int:
     else:
         for s in samples:
             print(f"{s.status:<16} {s.path}::{s.entry}\n{'':<16} {s.reason}")
-    return 0
+    found = failures(samples)
+    counts = Counter(s.status for s in samples)
+    summary = [f"verified {len(samples)} sample(s) of {args.path}: "
+               + (", ".join(f"{status} {n}" for status, n in sorted(counts.items())) or "no entry to verify")]
+    for kind, names in found.items():
+        summary.append(f"{kind}: {len(names)}" + "".join(f"\n  {name}" for name in names))
+    print("\n".join(summary), file=sys.stderr if args.json else sys.stdout)
+    return 1 if any(found.values()) else 0

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from paperproof.catalogue.archive import LAST_SNAPSHOT, bundled_archive, open_archive
+from paperproof.catalogue.damage import ArchiveDamaged
 
 PAPER = {
     "paper_url": "https://paperswithcode.com/paper/a-good-paper", "arxiv_id": "2101.00001", "nips_id": None,
@@ -68,12 +69,28 @@ def test_bad_rows_are_reported_with_position_and_reason_and_skipped(tmp_path):
     assert "not an http(s) URL" in rejects[0, "links-between-papers-and-code"].reason
 
 
-def test_truncated_dump_keeps_the_rows_before_the_damage(tmp_path):
+def test_a_truncated_dump_is_an_error_not_a_shorter_archive(tmp_path):
     text = json.dumps([PAPER, {**PAPER, "paper_url": "https://paperswithcode.com/paper/two"}])
     tmp_path.joinpath("papers-with-abstracts.json").write_text(text[: len(text) - 40])
+    with pytest.raises(ArchiveDamaged, match=r"papers-with-abstracts.json: cannot be read to its end.*"
+                                             r"the last good row is #0 \(https://paperswithcode.com/paper/a-good-paper\)"):
+        list(open_archive(str(tmp_path)).papers())
+    partial = open_archive(str(tmp_path), allow_partial=True)
+    assert [p.slug for p, _ in partial.papers()] == ["a-good-paper"]
+    assert partial.damaged and partial.rejects[-1].reason.startswith("partial: ")
+
+
+def test_a_bad_row_reports_every_invalid_field_and_both_positions(tmp_path):
+    no_url = {k: v for k, v in LINK.items() if k not in ("repo_url", "is_official")}
+    write_dump(tmp_path, "links-between-papers-and-code", [LINK, {**no_url, "paper_url": "nowhere", "framework": 3}])
+    write_dump(tmp_path, "papers-with-abstracts", [PAPER])
     archive = open_archive(str(tmp_path))
-    assert [p.slug for p, _ in archive.papers()] == ["a-good-paper"]
-    assert archive.rejects and "unreadable past this point" in archive.rejects[-1].reason
+    assert len(list(archive.links())) == 1
+    (reject,) = archive.rejects
+    assert reject.position == 1
+    fields = [part.split(":")[0] for part in reject.reason.split("; ")]
+    assert fields == ["paper_url", "repo_url", "framework"]
+    assert reject.where().endswith("links-between-papers-and-code row #1 (0-based; row 2 counting from 1)")
 
 
 def test_older_dumps_without_is_official_and_framework(tmp_path):

@@ -1,7 +1,10 @@
 """The site in a real browser: headless Chromium opens the built site from a local HTTP server.
 
 On the bundled site it navigates index -> paper -> repository -> sample by clicking links and runs a
-search, and finds no console error. On a corpus with XSS payloads planted in archive fields (title,
+search, and finds no console error; follows a sample table's headings and badges to their explanations
+on `/status/`; finds every sample table within the page at 1280 and at 390 px wide (stacked there);
+reads fixtures described by shape and seed; sees a partial `ran` that is not green; and, opened as a
+file, sees the page say how to serve it. On a corpus with XSS payloads planted in archive fields (title,
 authors, abstract, tasks, proceeding, URLs), a README, a docstring and a file path, it opens every
 page and finds that no payload ran, the escaped ones show as text, and search results stay inert.
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -201,6 +205,134 @@ def test_a_departure_on_a_sample_page_gives_its_lines_formulas_and_worked_case(b
     assert case.endswith("the paper scores 1000, the code 0")
     assert "least forgettable" in departure.find_element(By.CSS_SELECTOR, ".departure-effect").text
     assert console_errors(driver) == []
+
+
+# --- pages a researcher reads without a manual ---
+
+
+SAMPLES_PAPER = "/paper/specimen-mapping-sample-hardness-with-training/"
+
+
+def follow(browser, selector: str) -> str:
+    """Click the first element matching `selector`; return the URL's path and fragment after the host."""
+    element = browser.find_element(By.CSS_SELECTOR, selector)
+    href = element.get_attribute("href")
+    element.click()
+    WebDriverWait(browser, 10).until(lambda b: b.current_url == href)
+    return "/" + browser.current_url.split("/", 3)[3]
+
+
+def explained(browser, anchor: str) -> tuple[str, str]:
+    """The term at `#anchor` on the statuses index, and the explanation that follows it."""
+    return tuple(browser.execute_script(
+        "const t = document.getElementById(arguments[0]); const next = t.tagName === 'DT' ? t.nextElementSibling :"
+        " t.parentElement; return [t.textContent.trim(), next.textContent.trim()];", anchor))
+
+
+def test_sample_table_headings_and_badges_lead_to_their_explanations(bundled_site, serve, driver):
+    from paperproof.catalogue.sample import CONTRACT_CHECK_VOCABULARY, STATUS_VOCABULARY, TIER_VOCABULARY
+
+    base = serve(bundled_site)
+    driver.get(base + SAMPLES_PAPER)
+    for heading in ("Status", "Contract", "Tier", "Fidelity"):
+        driver.get(base + SAMPLES_PAPER)
+        path = follow(driver, f"table.samples thead a[href$='#{heading.lower()}']")
+        assert path == f"/status/#{heading.lower()}"
+        title, section = explained(driver, heading.lower())
+        assert title == heading and len(section) > len(heading) + 40
+    driver.get(base + SAMPLES_PAPER)
+    assert follow(driver, "table.samples td[data-label=Contract] a[href$='#contract-PASSES']") == "/status/#contract-PASSES"
+    assert explained(driver, "contract-PASSES") == ("PASSES", CONTRACT_CHECK_VOCABULARY["PASSES"] + ".")
+    driver.get(base + SAMPLES_PAPER)
+    assert follow(driver, "table.samples td[data-label=Tier] a[href$='#tier-relational']") == "/status/#tier-relational"
+    assert explained(driver, "tier-relational") == ("relational", TIER_VOCABULARY["relational"] + ".")
+    driver.get(base + SAMPLES_PAPER)
+    assert follow(driver, "table.samples td[data-label=Fidelity] a.term") == "/status/#fidelity-paper-s-definition"
+    assert explained(driver, "fidelity-paper-s-definition")[0] == "paper's definition"
+    driver.get(base + SAMPLES_PAPER)  # the badges of a code link too
+    assert follow(driver, ".code-links a.badge.official") == "/status/#links-official"
+    assert explained(driver, "links-official")[0] == "official"
+    driver.get(base + SAMPLES_PAPER)
+    assert follow(driver, ".code-links a.badge[href*='#reach-']").startswith("/status/#reach-")
+    # /status/ is an index of the statuses (the header's "Statuses" goes there), each with its count and page
+    driver.get(base + "/")
+    assert follow(driver, "header nav a[href='/status/']") == "/status/"
+    rows = driver.execute_script("return Array.from(document.querySelectorAll('#status ~ table tbody tr, "
+                                 "section:has(#status) table tbody tr')).map(r => Array.from(r.cells).map(c => "
+                                 "c.textContent.trim()))")
+    assert [r[0] for r in rows] == list(STATUS_VOCABULARY)
+    assert [r[2] for r in rows] == list(STATUS_VOCABULARY.values())
+    assert sum(int(r[1]) for r in rows) == json.loads((bundled_site / "index.json").read_text())["samples"]
+
+
+FIT = """
+const width = document.documentElement.clientWidth;
+const beyond = el => el.getBoundingClientRect().right > width + 0.5;
+const samples = Array.from(document.querySelectorAll('table.samples'));
+const tables = Array.from(document.querySelectorAll('main table'));
+return {width: width, page: document.documentElement.scrollWidth,
+        tables: tables.filter(beyond).length,
+        cells: tables.flatMap(t => Array.from(t.querySelectorAll('td'))).filter(beyond).map(td => td.dataset.label),
+        fidelity: samples.flatMap(t => Array.from(t.querySelectorAll('td[data-label=Fidelity]'))).length,
+        rows: samples.flatMap(t => Array.from(t.querySelectorAll('tbody tr'))).length,
+        stacked: tables.flatMap(t => Array.from(t.querySelectorAll('td'))).every(
+          td => getComputedStyle(td).display === 'block'),
+        scrolled: Array.from(document.querySelectorAll('pre.bibtex, pre.reproduce')).filter(
+          p => p.scrollWidth > p.clientWidth + 1).length};
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_sample_tables_fit_the_page(bundled_site, serve, driver, width):
+    base = serve(bundled_site)
+    pages = sorted("/" + str(p.parent.relative_to(bundled_site)) + "/" for p in bundled_site.rglob("index.html")
+                   if "<table" in p.read_text())  # paper, repository, sample, status and list pages
+    assert any(p.startswith("/paper/") for p in pages) and any(p.startswith("/sample/") for p in pages)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+    try:
+        rows = 0
+        for path in pages:
+            driver.get(base + path)
+            state = driver.execute_script(FIT)
+            assert state["page"] <= state["width"], (path, state)  # nothing widens the page past the window
+            assert (state["tables"], state["cells"], state["scrolled"]) == (0, [], 0), (path, state)
+            assert state["fidelity"] == state["rows"], path  # the fidelity column is there for every row
+            assert state["stacked"] == (width == 390), path  # narrow: every table's rows are blocks
+            rows += state["rows"]
+        assert rows > 20
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_fixtures_read_as_shapes_with_their_seed_and_a_partial_ran_is_not_green(bundled_site, serve, driver):
+    base = serve(bundled_site)
+    driver.get(base + SAMPLES_PAPER)
+    sample = next(a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "table.samples td a[href*='/sample/']")
+                  if a.text == "confidence_scores")
+    driver.get(sample)
+    cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "section[aria-labelledby=cases] td:nth-child(2)")]
+    assert "logits = logits [6 epochs × 24 samples × 3 classes], float32 array, seed 11" in cells[0].splitlines()
+    assert any("logits [1 epoch × 8 samples × 3 classes]" in c for c in cells)
+    assert all("seed" in line or "the number of" in line for c in cells for line in c.splitlines())
+    driver.get(base + "/status/ran/")
+    badges = driver.execute_script(
+        "return Array.from(document.querySelectorAll('table.samples a.status-ran')).map(a => "
+        "[a.textContent, a.classList.contains('status-partial'), getComputedStyle(a).backgroundColor])")
+    partial = [b for b in badges if b[1]]
+    whole = [b for b in badges if not b[1]]
+    assert partial and whole
+    assert all(re.fullmatch(r"ran, (\d+) of (\d+)", text) for text, _, _ in partial)
+    assert {colour for _, _, colour in whole} == {"rgb(217, 242, 217)"}  # the green of a clean run
+    assert "rgb(217, 242, 217)" not in {colour for _, _, colour in partial}
+
+
+def test_opened_as_a_file_the_page_says_how_to_serve_it(bundled_site, serve, driver):
+    driver.get((bundled_site / "index.html").as_uri())
+    notice = driver.find_element(By.CSS_SELECTOR, ".file-notice")
+    assert notice.is_displayed() and "python3 -m http.server -d site 8000" in notice.text
+    driver.get(serve(bundled_site) + "/")
+    assert not driver.find_element(By.CSS_SELECTOR, ".file-notice").is_displayed()
 
 
 # --- the XSS corpus ---

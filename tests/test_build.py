@@ -149,3 +149,22 @@ def test_the_site_is_dated_by_its_inputs_or_source_date_epoch(monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
     with pytest.raises(ValueError, match="SOURCE_DATE_EPOCH='yesterday' is not a count of seconds"):
         read_at(archive)
+
+
+def test_repos_adds_checkouts_to_the_bundled_specimens_own_sources(tmp_path):
+    from paperproof.build.links import safe_key
+    from paperproof.build.pipeline import repository_source
+
+    checkout = tmp_path / "repos" / "someone+extra"
+    checkout.mkdir(parents=True)
+    (checkout / "README.md").write_text("# extra\n")
+    source = repository_source(BuildConfig(repos=tmp_path / "repos", cache=tmp_path / "cache"))
+    specimen = source.record_for(safe_key("https://github.com/paperproof-specimens/perturb-kit"))
+    assert specimen.has_source and specimen.specimen  # the bundled specimen keeps its source
+    extra = source.record_for(safe_key("https://github.com/someone/extra"))
+    assert extra.has_source and not extra.specimen and extra.readme == "README.md"
+    missing = source.record_for(safe_key("https://github.com/someone/absent"))
+    assert not missing.has_source and "under --repos" in missing.note
+    # given an archive of its own, --repos is the only source
+    only = repository_source(BuildConfig(archive=str(tmp_path), repos=tmp_path / "repos", cache=tmp_path / "cache"))
+    assert not only.record_for(safe_key("https://github.com/paperproof-specimens/perturb-kit")).has_source

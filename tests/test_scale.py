@@ -89,7 +89,7 @@ def test_a_search_record_carries_the_four_fields_as_content_and_metadata():
     fields = json.loads(line)
     assert "\n" not in line and fields["url"] == "/paper/p/"
     assert fields["meta"] == {"title": "A <b> title", "authors": "A. One, B. Two"}  # no tasks, no date: absent
-    assert fields["content"] == "A <b> title\nA. One, B. Two\nAn abstract."
+    assert fields["content"] == "A <b> title.\nA. One, B. Two.\nAn abstract."  # each field ends a sentence
 
 
 def test_pagefind_indexes_records_streamed_to_its_service(tmp_path):

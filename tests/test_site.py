@@ -71,15 +71,15 @@ def test_the_paper_page_carries_citation_opengraph_and_json_ld(bundled_site):
 
 def test_specimen_paper_shows_samples_data_map_and_repository_pages(bundled_site):
     text = (bundled_site / "paper" / "specimen-mapping-sample-hardness-with-training" / "index.html").read_text()
-    assert 'class="samples"' in text and 'href="/sample/' in text
+    assert 'class="samples stack"' in text and 'href="/sample/' in text
     assert '<img src="/static/data-map.svg"' in text
-    assert '<span class="badge official">official</span>' in text and "framework: " in text
+    assert '<a class="badge official" href="/status/#links-official"' in text and "framework: " in text
 
 
 def test_the_repository_page_and_its_twin_list_the_same_samples(bundled_site):
     twin = load_json(bundled_site / "repo" / "paperproof-specimens+dynamics-maps-fork.json")
     text = (bundled_site / "repo" / "paperproof-specimens+dynamics-maps-fork" / "index.html").read_text()
-    rows = re.findall(r'<tr>\s*<td><a href="([^"]+)"><code>([^<]+)</code>.*?</tr>', text, re.S)
+    rows = re.findall(r'<tr>\s*<td data-label="Entry"><a href="([^"]+)"><code>([^<]+)</code>.*?</tr>', text, re.S)
     assert rows == [(s["url"], s["entry"]) for s in twin["samples"]]
     for ref in twin["samples"]:  # each listing agrees with the sample's own record
         sample = load_json(bundled_site / ref["json_url"].lstrip("/"))

@@ -16,7 +16,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from paperproof.build import datamap, feeds, pages, records, render, search_job, seo
+from paperproof.build import datamap, feeds, glossary, pages, records, render, search_job, seo
 from paperproof.build.manifest import Digest
 from paperproof.build.pages import INDEX_PAPERS, PAGE_SCHEMAS, Paging, PaperListing, StatusCount
 from paperproof.build.renderer import ListJob
@@ -111,7 +111,7 @@ class _Indexes:
                                   "LIMIT ?", (INDEX_PAPERS,))
         record = records.index_page(site.about, urls, site.read_at, papers_total=site.count("papers"),
                                     repositories=site.count("repos"), samples=len(self.samples), statuses=statuses,
-                                    papers=order, verified=verified)
+                                    papers=order, verified=verified, partial=site.partial)
         site.record("index.html", record, record.page_url, record.json_url, "index",
                     "A catalogue of papers and the code linked to them, run in a sandbox and checked against "
                     "contracts drafted from its own declarations.", vocabulary=STATUS_VOCABULARY)
@@ -163,6 +163,8 @@ class _Indexes:
 
     def statuses(self, statuses: list[StatusCount]) -> None:
         site, urls = self.site, self.urls
+        index = glossary.status_index(site.about, urls, statuses)  # `/status/`: the statuses and every column
+        site.record("statuses.html", index, index.page_url, index.json_url, "status-index", glossary.DESCRIPTION)
         for status, meaning in STATUS_VOCABULARY.items():
             rows = sorted((records.sample_listing(s, urls) for s in self.samples if s.status == status),
                           key=lambda r: (r.entry, r.repo, r.path, r.sample_id))

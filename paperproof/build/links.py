@@ -193,7 +193,7 @@ def read_link_table(archive: Archive, path: Path | None = None, fingerprint: str
     db.executemany("INSERT INTO rejects VALUES (?, ?, ?, ?)",
                    [(r.file, r.position, r.record, r.reason) for r in archive.rejects[before:]])
     db.executemany("INSERT INTO meta VALUES (?, ?)", [("fingerprint", fingerprint or ""), ("version", SCHEMA_VERSION),
-                                                       ("complete", "1")])
+                                                       ("complete", "0" if archive.damaged else "1")])
     db.commit()
     return LinkTable(db)
 

@@ -256,6 +256,7 @@ class SampleListing(PageModel):
     fidelity: list[Fidelity]
     url: str
     json_url: str
+    reason: str | None = None
 
 
 class StatusCount(PageModel):
@@ -264,6 +265,34 @@ class StatusCount(PageModel):
     samples: int
     url: str
     json_url: str
+
+
+class Term(PageModel):
+    """One value a sample table shows, what it means, and its anchor on the statuses index (`/status/#anchor`)."""
+
+    value: str
+    meaning: str
+    anchor: str
+
+
+class TermGroup(PageModel):
+    """A column of the sample tables: what it says, and each value it can hold."""
+
+    column: str
+    anchor: str
+    meaning: str
+    terms: list[Term]
+
+
+class StatusIndex(PageModel):
+    """`/status/`: every status with its count and page, and what each column and badge of a sample table means."""
+
+    about: About
+    schema_url: str
+    page_url: str
+    json_url: str
+    statuses: list[StatusCount]
+    columns: list[TermGroup]
 
 
 class TaskListing(PageModel):
@@ -341,6 +370,7 @@ class IndexPage(PageModel):
     verified: list[PaperListing]
     api: dict[str, str]
     schemas: dict[str, str]
+    partial: list[str] = Field(default_factory=list)  # built with --allow-partial: where each damaged input stops
 
 
 class AttributionPage(PageModel):
@@ -380,7 +410,8 @@ class SearchPage(PageModel):
 
 # Schema file name (`site/schema/<name>.json`) per record type, in the order the index lists them.
 PAGE_SCHEMAS: dict[str, type[BaseModel]] = {
-    "paper": PaperTwin, "repo": RepoTwin, "sample": Sample, "index": IndexPage, "paper-list": PaperList, "repo-list": RepoList, "status": StatusPage, "task": TaskPage,
+    "paper": PaperTwin, "repo": RepoTwin, "sample": Sample, "index": IndexPage, "paper-list": PaperList,
+    "repo-list": RepoList, "status": StatusPage, "status-index": StatusIndex, "task": TaskPage,
     "task-index": TaskIndex, "attribution": AttributionPage, "search": SearchPage,
 }
 

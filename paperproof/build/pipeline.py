@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from paperproof.build.guard import guard
 from paperproof.build.indexes import write_indexes
 from paperproof.build.links import LinkTable, read_link_table, repo_kind, safe_key
 from paperproof.build.manifest import input_files
@@ -48,11 +49,13 @@ class BuildConfig:
     store: Path | None = None  # a harvest store (`paperproof harvest`), used as `repos` is
     jobs: int | None = None  # render processes (default: one per core)
     check: bool = False  # write nothing; the summary's `stale` says what a build would change
+    allow_partial: bool = False  # build from the rows before the damage of a dump that breaks (marked partial)
 
 
 def build(config: BuildConfig) -> BuildSummary:
     summary = BuildSummary(out=str(config.out))
-    archive = open_archive(config.archive)
+    guard(config.out, config.cache, config.check)  # before anything is written: never destroy what is not ours
+    archive = open_archive(config.archive, config.allow_partial)
     # The site first: it forks the render processes before anything is read (see build.site).
     with open_site(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
                    check=config.check, inputs=input_files(config.archive)) as site:
@@ -73,6 +76,7 @@ def build(config: BuildConfig) -> BuildSummary:
             write_indexes(site, papers, repositories)
     summary.papers = papers.count
     summary.rejects = archive.rejects + site.rejects
+    summary.partial = [d.message() for d in archive.damages]
     summary.notes = site.notes
     summary.pages = dict(site.counts)
     summary.stale = site.stale
@@ -100,14 +104,31 @@ class NoSources:
         return record_without_source(key, "no source: the build was given no --repos")
 
 
+class Layered:
+    """`--repos` over the bundled snapshot: a repository comes from the given checkouts, else from the bundled
+    specimens' own source, so adding checkouts never takes the specimens' away."""
+
+    def __init__(self, first: RepoSource, then: RepoSource) -> None:
+        self.first, self.then = first, then
+
+    def record_for(self, key: RepoKey) -> RepoRecord:
+        record = self.first.record_for(key)
+        if record.has_source:
+            return record
+        fallback = self.then.record_for(key)
+        return fallback if fallback.has_source else record
+
+
 def repository_source(config: BuildConfig) -> RepoSource:
     if config.store is not None:
         return StoreRepos(config.store)
+    bundled = LocalRepos(bundled_root() / "repos", specimen=True,
+                         missing_note="not bundled: the snapshot carries no source for this repository")
     if config.repos is not None:
-        return LocalRepos(config.repos, unpack_dir=(config.cache or config.out.parent / ".paperproof-cache") / "unpacked")
+        local = LocalRepos(config.repos, unpack_dir=(config.cache or config.out.parent / ".paperproof-cache") / "unpacked")
+        return Layered(local, bundled) if config.archive is None else local
     if config.archive is None:
-        return LocalRepos(bundled_root() / "repos", specimen=True,
-                          missing_note="not bundled: the snapshot carries no source for this repository")
+        return bundled
     return NoSources()
 
 

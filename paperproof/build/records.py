@@ -295,14 +295,15 @@ def task_index(site_about: About, urls: SiteUrls, listings: list[TaskListing]) -
 
 
 def index_page(site_about: About, urls: SiteUrls, read_at: str, *, papers_total: int, repositories: int, samples: int,
-               statuses: list[StatusCount], papers: list[PaperListing], verified: list[PaperListing]) -> IndexPage:
+               statuses: list[StatusCount], papers: list[PaperListing], verified: list[PaperListing],
+               partial: list[str]) -> IndexPage:
     return IndexPage(
         about=site_about, schema_url=urls.schema("index"), page_url=urls.home(), json_url=urls.index_json(),
         read_at=read_at, papers_total=papers_total, repositories=repositories, samples=samples, statuses=statuses,
         papers=papers, papers_url=urls.papers(), verified=verified,
         api={"papers": urls.api_papers(), "repos": urls.api_repos(), "tasks": urls.tasks_json(),
              "feed": urls.feed(), "sitemap": urls.sitemap(), "search": urls.search_json()},
-        schemas={name: urls.schema(name) for name in PAGE_SCHEMAS},
+        schemas={name: urls.schema(name) for name in PAGE_SCHEMAS}, partial=partial,
     )
 
 

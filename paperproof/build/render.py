@@ -237,7 +237,7 @@ class Layout(NamedTuple):
 
 def layout(urls: SiteUrls) -> Layout:
     return Layout(home=urls.home(), papers=urls.papers(), repos=urls.repos(), tasks=urls.tasks(),
-                  statuses=urls.status("ran"), attribution=urls.attribution(), search=urls.search(),
+                  statuses=urls.statuses(), attribution=urls.attribution(), search=urls.search(),
                   favicon=urls.static("favicon.svg"), stylesheet=urls.static("style.css"),
                   script=urls.static("site.js"), feed=urls.feed(), sitemap=urls.sitemap(),
                   api_papers=urls.api_papers())
@@ -256,7 +256,15 @@ def environment(urls: SiteUrls) -> Environment:
     env.globals["urls"] = urls
     env.globals["layout"] = layout(urls)
     env.filters["http_url"] = http_url
+    _explain(env)
     return env
+
+
+def _explain(env: Environment) -> None:
+    """What the sample tables link their headings and badges to (`build.glossary`)."""
+    from paperproof.build import glossary
+
+    env.globals.update(anchor=glossary.anchor, partial_ran=glossary.partial_ran, terms=glossary.TERMS)
 
 
 def bibtex(key: str, title: str, authors: list[str], year: str | None, url: str | None) -> str:

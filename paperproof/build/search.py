@@ -101,7 +101,8 @@ def plan_counts(counts: list[tuple[str, int]], size: int = SHARD_SIZE) -> list[t
 
 def record(url: str, title: str, authors: list[str], tasks: list[str], abstract: str, date: str | None) -> str:
     """A paper's search record (JSON, one line): Pagefind's URL, content and metadata for its page at `url`
-    (site-relative). The content is the four indexed fields as plain text."""
+    (site-relative). The content is the four indexed fields as plain text, each ended as a sentence, so that a
+    result's excerpt does not run one field into the next ("… Generalization. Large datasets …")."""
     meta = {"title": title}
     if authors:
         meta["authors"] = ", ".join(authors)
@@ -109,7 +110,8 @@ def record(url: str, title: str, authors: list[str], tasks: list[str], abstract:
         meta["tasks"] = ", ".join(tasks)
     if date:
         meta["date"] = date
-    content = "\n".join(part for part in (title, meta.get("authors"), meta.get("tasks"), abstract) if part)
+    parts = [part.strip() for part in (title, meta.get("authors"), meta.get("tasks"), abstract) if part and part.strip()]
+    content = "\n".join(part if part.endswith((".", "!", "?")) else part + "." for part in parts)
     return json.dumps({"url": url, "content": content, "meta": meta}, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -55,6 +55,7 @@ from paperproof.build.site_paths import SitePaths
 from paperproof.build.urls import SiteUrls, file_for
 from paperproof.catalogue import community
 from paperproof.catalogue.archive import Archive, Reject
+from paperproof.catalogue.damage import Damage
 from paperproof.plumbing.files import remove_file, sync_tree, write_file
 
 if TYPE_CHECKING:
@@ -190,6 +191,7 @@ class SiteWriter:
         self.counts: Counter = Counter()  # units rendered, kept, removed
         self.papers_written = 0
         self._inputs: str | None = None  # the digest of every input (`start`)
+        self._damages: list[Damage] = []  # the archive's damaged inputs, found as it is read (`start`)
         self._archive_rejects: Callable[[], list[Reject]] = list
         self._digests: dict[str, bytes] = {}
         self._link_site = False  # the staging tree started empty beside a published site (`_begin`)
@@ -237,6 +239,11 @@ class SiteWriter:
         tree = self.manifest.get("site_tree")
         return tree is not None and self.out.is_dir() and read_marker(self.out).get("tree") == tree
 
+    @property
+    def partial(self) -> list[str]:
+        """`--allow-partial`: where each damaged input stops, for the front page."""
+        return [d.message(short=True) for d in self._damages]
+
     def start(self, archive: Archive, repos: dict[str, RepoWork]) -> bool:
         """Before the first page: False when every input is what the published site was built from (then its
         summary is taken over and nothing is written), else prepare the staging tree and return True."""
@@ -244,6 +251,7 @@ class SiteWriter:
         self._inputs = inputs
         start = len(archive.rejects)
         self._archive_rejects = lambda: archive.rejects[start:]
+        self._damages = archive.damages  # filled while the papers are read: read it when the pages need it
         if inputs is not None and self.site_ok and self.manifest.get("site_inputs") == inputs:
             self.noop = True
             stored = json.loads(self.manifest.get("site_summary") or "{}")
@@ -446,6 +454,8 @@ class SiteWriter:
     def finish(self) -> None:
         """Remove the units this build did not produce, mark the tree, swap it in, and commit the manifest."""
         self.db.commit()  # as in `check_removed`
+        if self.partial:  # a partial site (`--allow-partial`): the next build reads the inputs again
+            self._inputs = None
         if self._to_link:  # kept after the search thread started
             self.link_kept(self._to_link)
             self.manifest.mark_done([(unit, value, files, None) for unit, value, files in self._to_link])

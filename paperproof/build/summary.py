@@ -27,6 +27,7 @@ class BuildSummary:
     stale: list[str] = field(default_factory=list)  # `build --check`: the first units a build would change
     noop: bool = False  # the inputs were those of the published site: nothing was done
     check: bool = False
+    partial: list[str] = field(default_factory=list)  # `--allow-partial`: the damage each partial file stops at
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage (for the terminal, never the site)
 
     @contextmanager
@@ -62,12 +63,13 @@ class BuildSummary:
             reasons = Counter(r.reason.split(":")[0] for r in self.rejects)
             out.append(f"rows rejected: {len(self.rejects)} (" + ", ".join(f"{n}× {r}" for r, n in reasons.most_common(5)) + ")")
             for reject in self.rejects[:10]:
-                where = f"{reject.file} #{reject.position}" if reject.position >= 0 else reject.file
-                out.append(f"  {where} {reject.record or ''}: {reject.reason}")
+                out.append(f"  {reject.where()} {reject.record or ''}: {reject.reason}")
             if len(self.rejects) > 10:
                 out.append(f"  … and {len(self.rejects) - 10} more")
         else:
             out.append("rows rejected: 0")
+        for damage in self.partial:
+            out.insert(0, f"PARTIAL (--allow-partial): {damage}; the site holds only the rows before the damage")
         for repo, path, reason in self.skipped_files[:10]:
             out.append(f"  skipped {repo}/{path}: {reason}")
         out.extend(self.notes)

@@ -66,6 +66,17 @@ class SiteUrls:
     def tasks_json(self) -> str:
         return self._url("/task.json")
 
+    def statuses(self) -> str:
+        """The index of the statuses, and what every badge and column of a sample table means."""
+        return self._url("/status/")
+
+    def statuses_json(self) -> str:
+        return self._url("/status.json")
+
+    def explain(self, term: str) -> str:
+        """Where the statuses index explains `term` (`contract`, `contract-PASSES`, `tier-relational`, …)."""
+        return self._url(f"/status/#{term}")
+
     def status(self, status: str, page: int = 1) -> str:
         return self._paged_page(f"/status/{status}", page)
 

@@ -1,8 +1,11 @@
 """Reading the Papers with Code archive: raw JSON dumps, Hugging Face parquet, and the bundled slice.
 
 Rows stream (ijson over the dumps, `datasets` streaming over parquet); nothing holds the archive
-as one table. A row that does not validate becomes a `Reject` naming its file, position and reason,
-and reading goes on. Every part of an archive carries its provenance, which the twin's `source`
+as one table. A row that does not validate becomes a `Reject` naming its file, position and every
+invalid field, and reading goes on. A file that cannot be read to its end (cut short, corrupt) is
+not a shorter archive: it raises `ArchiveDamaged`, naming the byte offset and the last good row
+(`catalogue.damage`), unless the archive was opened with `allow_partial`, which records the damage
+(`damages`) and goes on with the rows before it. Every part of an archive carries its provenance, which the twin's `source`
 block repeats, so specimen rows can never pass for archive material.
 """
 
@@ -11,6 +14,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -28,6 +32,7 @@ from paperproof.catalogue.archive_rows import (
     PaperRow,
     Source,
 )
+from paperproof.catalogue.damage import ArchiveDamaged, Damage, locate, record_id
 from paperproof.catalogue.readahead import ReadAhead
 
 ARCHIVE_LICENCE_URL = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
@@ -51,9 +56,14 @@ class Reject(BaseModel):
     """A row (or a whole file) that could not be read, and why; the build reports these."""
 
     file: str
-    position: int
+    position: int  # 0-based; -1 for a whole file
     record: str | None
-    reason: str
+    reason: str  # every invalid field of the row, "; "-separated
+
+    def where(self) -> str:
+        if self.position < 0:
+            return self.file
+        return f"{self.file} row #{self.position} (0-based; row {self.position + 1} counting from 1)"
 
 
 @dataclass
@@ -71,6 +81,12 @@ class Archive:
 
     parts: list[ArchivePart]
     rejects: list[Reject] = field(default_factory=list)
+    allow_partial: bool = False  # a damaged file: record it and go on with the rows before the damage
+    damages: list[Damage] = field(default_factory=list)
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.damages)
 
     def rows(self, table: str) -> Iterator[tuple[Row, Source]]:
         _, _, model = TABLES[table]
@@ -79,14 +95,27 @@ class Archive:
             if stream is None:
                 continue
             where = f"{part.label}:{TABLES[table][0]}"
+            count, last = 0, None
             try:
                 for position, raw in stream:
+                    count, last = position + 1, raw
                     row = self._validate(model, raw, where, position)
                     if row is not None:
                         yield row, part.source
-            except (ijson.JSONError, OSError, EOFError, ValueError) as exc:
-                self.rejects.append(Reject(file=where, position=-1, record=None,
-                                           reason=f"file unreadable past this point: {exc}"))
+            except ArchiveDamaged as exc:
+                self._damage(exc.damage)
+            except (ijson.JSONError, OSError, EOFError, ValueError, zlib.error) as exc:
+                self._damage(Damage(file=where, reason=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+                                    rows=count, last_good=record_id(last)))
+
+    def _damage(self, damage: Damage) -> None:
+        """Stop (`ArchiveDamaged`), or with `allow_partial` record the damage once per file and go on."""
+        if not self.allow_partial:
+            raise ArchiveDamaged(damage)
+        if all(d.file != damage.file for d in self.damages):
+            self.damages.append(damage)
+            self.rejects.append(Reject(file=damage.file, position=-1, record=damage.last_good,
+                                       reason=f"partial: {damage.message()}"))
 
     def papers(self) -> Iterator[tuple[PaperRow, Source]]:
         return self.rows("papers")
@@ -102,12 +131,9 @@ class Archive:
         try:
             return model.model_validate(raw)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "row"
-            record = raw.get("paper_url") or raw.get("repo_url") or raw.get("url") or raw.get("task")
-            self.rejects.append(Reject(file=where, position=position,
-                                       record=str(record)[:200] if record else None,
-                                       reason=f"{loc}: {first['msg']}"))
+            problems = [f"{'.'.join(str(p) for p in e['loc']) or 'row'}: {e['msg']}" for e in exc.errors()]
+            self.rejects.append(Reject(file=where, position=position, record=record_id(raw),
+                                       reason="; ".join(problems)))
             return None
 
 
@@ -128,10 +154,14 @@ def specimen_source() -> Source:
 
 
 def _dump_stream(path: Path) -> Iterator[tuple[int, Any]]:
-    """Items of a top-level JSON array, one at a time (the dumps are single arrays), read ahead by a thread."""
-    with io.BufferedReader(ReadAhead(path)) as raw:
-        handle = gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix == ".gz" else raw
-        yield from enumerate(ijson.items(handle, "item", use_float=True))
+    """Items of a top-level JSON array, one at a time (the dumps are single arrays), read ahead by a thread.
+    Where the file breaks, `ArchiveDamaged` says where (`damage.locate` reads it again to find the byte)."""
+    try:
+        with io.BufferedReader(ReadAhead(path)) as raw:
+            handle = gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix == ".gz" else raw
+            yield from enumerate(ijson.items(handle, "item", use_float=True))
+    except (ijson.JSONError, EOFError, gzip.BadGzipFile, zlib.error, ValueError) as exc:
+        raise ArchiveDamaged(locate(path, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
 
 
 def _find_dump(directory: Path, stem: str) -> Path | None:
@@ -223,11 +253,17 @@ def bundled_archive() -> Archive:
     return Archive([p for p in parts if p is not None])
 
 
-def open_archive(location: str | None) -> Archive:
+def open_archive(location: str | None, allow_partial: bool = False) -> Archive:
     """The bundled snapshot (None), a directory of dumps or parquet folders, or a hub organisation id.
 
     A directory may hold `snapshot.json` (`{"snapshot": "YYYY-MM-DD"}`) to date its rows.
     """
+    archive = _open(location)
+    archive.allow_partial = allow_partial
+    return archive
+
+
+def _open(location: str | None) -> Archive:
     if location is None:
         return bundled_archive()
     path = Path(location)

@@ -15,6 +15,26 @@ from paperproof.catalogue.select import DEFAULT_PER_REPO, select
 from paperproof.verify.stage import RunSettings, run_and_judge
 
 
+class NoSuchEntry(ValueError):
+    """An `--entry` names no entry of the checkout."""
+
+
+def failures(samples: list[Sample]) -> dict[str, list[str]]:
+    """What makes `verify` exit 1, by kind: contract violations, departures from a paper's definition, and
+    attempts the sandbox blocked (network, writing outside its folder), each as `path::entry`."""
+    found: dict[str, list[str]] = {"violations": [], "departures": [], "blocked": []}
+    for s in samples:
+        name = f"{s.path}::{s.entry}"
+        if s.status == "ran_violates":
+            found["violations"].append(name)
+        for f in s.fidelity:
+            if f.departures:
+                found["departures"].append(f"{name} ({f.metric}: {'; '.join(f.departures)})")
+        if any(c.outcome == "blocked" for c in s.cases):
+            found["blocked"].append(name)
+    return {kind: sorted(names) for kind, names in found.items()}
+
+
 def local_record(path: Path) -> RepoRecord:
     root = path.resolve()
     spdx, licence_file = licence.detect(root)
@@ -32,6 +52,12 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
     found = extract_repo(root, record.repo).entries
     if entries:
         wanted = set(entries)
+        matched = {name for e in found for name in (f"{e.path}::{e.qualname}", e.qualname) if name in wanted}
+        if wanted - matched:
+            known = sorted(f"{e.path}::{e.qualname}" for e in found)
+            raise NoSuchEntry(f"--entry {', '.join(sorted(wanted - matched))}: no entry of {path} has that name; "
+                              f"entries are PATH::NAME, e.g. {known[0] if known else 'pkg/module.py::function'} "
+                              f"({len(known)} found)")
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
     readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
     chosen = select(found, set(), readme, None if (everything or entries) else per_repo)

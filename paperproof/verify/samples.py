@@ -10,6 +10,7 @@ from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import CaseSummary, Contract, Fidelity, Sample, SampleLink
+from paperproof.fixtures.describe import describe
 from paperproof.verify.verdict import Verdict
 
 
@@ -45,7 +46,7 @@ def case_summaries(fixtures: FixtureSet, result: RunResult | None, verdict: Verd
         summaries.append(CaseSummary(
             case_id=case.case_id,
             kind=case.kind,
-            args={a.name: a.spec.describe() for a in case.args},
+            args={a.name: describe(a.spec, case) for a in case.args},
             outcome=outcome.outcome if outcome else "not_run",
             output=outcome.value.describe() if outcome and outcome.value else None,
             exception=exception,
