@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from paperproof.runner.metrics import training_dynamics  # noqa: E402
+from paperproof.verify.metrics import training_dynamics  # noqa: E402
 
 NEVER_LEARNED = 1000
 
