@@ -25,7 +25,6 @@ import math
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -70,10 +69,10 @@ def training_dynamics_onepass(
     _check_ddof(ddof)
     z, y = _dynamics(logits, labels)
     dev = _setup(device)
-    options: dict[str, Any] = dict(
-        include_ci=include_ci, ddof=ddof, correctness_mode=correctness_mode,
-        never_learned=never_learned, normalise=normalise,
-    )
+    options: dict[str, Any] = {
+        "include_ci": include_ci, "ddof": ddof, "correctness_mode": correctness_mode,
+        "never_learned": never_learned, "normalise": normalise,
+    }
     if z.dtype != torch.float32:
         return training_dynamics(z, y, device=dev, **options)
     if dev.type == "cpu":

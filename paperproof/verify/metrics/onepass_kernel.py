@@ -47,7 +47,7 @@ def running_statistics(z, y, block, threads):  # type: ignore[no-untyped-def]
     One worker per thread (``threads``, numba's count) takes a contiguous run of blocks, with
     buffers allocated once per worker rather than once per block.
     """
-    n_epochs, n, n_classes = z.shape
+    _, n, n_classes = z.shape
     out = (np.empty(n), np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64),
            np.empty(n, np.bool_))
     n_blocks = (n + block - 1) // block
