@@ -39,105 +39,92 @@ def _exp_parts(x):  # type: ignore[no-untyped-def]
     return p * r * r + r + np.float32(1.0), (np.int32(k) + np.int32(127)) << np.int32(23)
 
 
-@njit(parallel=True, boundscheck=False, cache=True)
-def running_statistics(z, y, block, threads):  # type: ignore[no-untyped-def]
+@njit(parallel=True, boundscheck=False, fastmath={"contract"}, cache=True)
+def running_statistics(z, y, block):  # type: ignore[no-untyped-def]
     """Per sample: mean and M2 of the gold probability (float64), argmax hits counted, forgetting
     events (a hit followed by a miss), and whether it was ever learned.
 
-    One worker per thread (``threads``, numba's count) takes a contiguous run of blocks, with
-    buffers allocated once per worker rather than once per block.
+    Buffers are allocated per block: measured, that costs less than splitting the block into a
+    function of its own to hoist them per thread.
     """
-    _, n, n_classes = z.shape
-    out = (np.empty(n), np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64),
-           np.empty(n, np.bool_))
-    n_blocks = (n + block - 1) // block
-    workers = max(1, min(threads, n_blocks))
-    for worker in prange(workers):
-        wide = np.empty((2, n_classes, block), np.float32)  # the rows, exp(r) of each
-        bits = np.empty((n_classes, block), np.int32)  # 2^k of each, as float32 bits
-        f32 = np.empty((4, block), np.float32)
-        i32 = np.empty((2, block), np.int32)
-        f64 = np.empty((2, block))
-        i64 = np.empty((3, block), np.int64)
-        flags = np.empty((3, block), np.bool_)
-        for blk in range(worker * n_blocks // workers, (worker + 1) * n_blocks // workers):
-            i0 = blk * block
-            _block(z, y, i0, min(block, n - i0), wide[0], wide[1], bits, f32, i32, f64, i64,
-                   flags, out)
-    return out
-
-
-@njit(boundscheck=False, fastmath={"contract"}, cache=True)
-def _block(z, y, i0, nb, rows, mant, bits, f32, i32, f64, i64, flags, out):  # type: ignore[no-untyped-def]
-    """The running statistics of samples i0 … i0 + nb − 1, epoch by epoch, into ``out``."""
-    n_epochs, _, n_classes = z.shape
-    scale = bits.view(np.float32)
-    top, total, gold, gold_mant = f32[0], f32[1], f32[2], f32[3]
-    gold_bits, n_top = i32[0], i32[1]
-    gold_scale = gold_bits.view(np.float32)
-    mean, m2 = f64[0], f64[1]
-    count, events, labels = i64[0], i64[1], i64[2]
-    hit, previous, learned = flags[0], flags[1], flags[2]
-    mean_out, m2_out, count_out, events_out, learned_out = out
-    for b in range(nb):
-        mean[b] = 0
-        m2[b] = 0
-        count[b] = 0
-        events[b] = 0
-        previous[b] = False
-        learned[b] = False
-    for b in range(nb):
-        labels[b] = y[i0 + b]
-    for e in range(n_epochs):
-        ze = z[e]
+    n_epochs, n, n_classes = z.shape
+    mean_out = np.empty(n)
+    m2_out = np.empty(n)
+    count_out = np.empty(n, np.int64)
+    events_out = np.empty(n, np.int64)
+    learned_out = np.empty(n, np.bool_)
+    for blk in prange((n + block - 1) // block):
+        i0 = blk * block
+        nb = min(block, n - i0)
+        rows = np.empty((n_classes, block), np.float32)
+        bits = np.empty((n_classes, block), np.int32)
+        scale = bits.view(np.float32)
+        top = np.empty(block, np.float32)
+        total = np.empty(block, np.float32)
+        gold = np.empty(block, np.float32)
+        gold_mant = np.empty(block, np.float32)
+        gold_bits = np.empty(block, np.int32)
+        gold_scale = gold_bits.view(np.float32)
+        n_top = np.empty(block, np.int32)
+        hit = np.empty(block, np.bool_)
+        mean = np.zeros(block)
+        m2 = np.zeros(block)
+        count = np.zeros(block, np.int64)
+        events = np.zeros(block, np.int64)
+        previous = np.zeros(block, np.bool_)
+        learned = np.zeros(block, np.bool_)
+        labels = np.empty(block, np.int64)
         for b in range(nb):
-            gold[b] = ze[i0 + b, labels[b]]
+            labels[b] = y[i0 + b]
+        for e in range(n_epochs):
+            ze = z[e]
+            for b in range(nb):
+                gold[b] = ze[i0 + b, labels[b]]
+                for c in range(n_classes):
+                    rows[c, b] = ze[i0 + b, c]
+            for b in range(nb):
+                top[b] = rows[0, b]
+            for c in range(1, n_classes):
+                for b in range(nb):
+                    v = rows[c, b]
+                    top[b] = v if v > top[b] else top[b]
+            for b in range(nb):
+                n_top[b] = 0
+                total[b] = 0
             for c in range(n_classes):
-                rows[c, b] = ze[i0 + b, c]
-        for b in range(nb):
-            top[b] = rows[0, b]
-        for c in range(1, n_classes):
+                for b in range(nb):
+                    x = rows[c, b] - top[b]
+                    n_top[b] += np.int32(x == np.float32(0))
+                    mantissa, bits[c, b] = _exp_parts(x)
+                    total[b] += mantissa * scale[c, b]  # read back as 2^k through the float view
             for b in range(nb):
-                v = rows[c, b]
-                top[b] = v if v > top[b] else top[b]
-        for b in range(nb):
-            n_top[b] = 0
-            total[b] = 0
-        for c in range(n_classes):
+                gold_mant[b], gold_bits[b] = _exp_parts(gold[b] - top[b])
+            step = 1.0 / (e + 1)
+            ties = 0
             for b in range(nb):
-                x = rows[c, b] - top[b]
-                n_top[b] += np.int32(x == np.float32(0))
-                mant[c, b], bits[c, b] = _exp_parts(x)
-        for c in range(n_classes):
+                p = np.float64(gold_mant[b] * gold_scale[b] / total[b])
+                delta = p - mean[b]
+                mean[b] += delta * step
+                m2[b] += delta * (p - mean[b])
+                hit[b] = (gold[b] == top[b]) & (n_top[b] == 1)
+                ties += n_top[b] > 1
+            if ties:  # the first maximum wins, as np.argmax; tie-free inputs never get here
+                for b in range(nb):
+                    if n_top[b] > 1 and gold[b] == top[b]:
+                        first = 0
+                        while rows[first, b] != top[b]:
+                            first += 1
+                        hit[b] = first == labels[b]
             for b in range(nb):
-                total[b] += mant[c, b] * scale[c, b]
+                h = hit[b]
+                count[b] += h
+                events[b] += previous[b] & ~h
+                previous[b] = h
+                learned[b] |= h
         for b in range(nb):
-            gold_mant[b], gold_bits[b] = _exp_parts(gold[b] - top[b])
-        step = 1.0 / (e + 1)
-        ties = 0
-        for b in range(nb):
-            p = np.float64(gold_mant[b] * gold_scale[b] / total[b])
-            delta = p - mean[b]
-            mean[b] += delta * step
-            m2[b] += delta * (p - mean[b])
-            hit[b] = (gold[b] == top[b]) & (n_top[b] == 1)
-            ties += n_top[b] > 1
-        if ties:  # the first maximum wins, as np.argmax; tie-free inputs never get here
-            for b in range(nb):
-                if n_top[b] > 1 and gold[b] == top[b]:
-                    first = 0
-                    while rows[first, b] != top[b]:
-                        first += 1
-                    hit[b] = first == labels[b]
-        for b in range(nb):
-            h = hit[b]
-            count[b] += h
-            events[b] += previous[b] & ~h
-            previous[b] = h
-            learned[b] |= h
-    for b in range(nb):
-        mean_out[i0 + b] = mean[b]
-        m2_out[i0 + b] = m2[b]
-        count_out[i0 + b] = count[b]
-        events_out[i0 + b] = events[b]
-        learned_out[i0 + b] = learned[b]
+            mean_out[i0 + b] = mean[b]
+            m2_out[i0 + b] = m2[b]
+            count_out[i0 + b] = count[b]
+            events_out[i0 + b] = events[b]
+            learned_out[i0 + b] = learned[b]
+    return mean_out, m2_out, count_out, events_out, learned_out
