@@ -137,7 +137,7 @@ def _cpu_pass(z: Tensor, y: Tensor) -> tuple[Tensor, ...]:
     import numba
 
     kernel = _kernel()
-    numba.set_num_threads(min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     zn = z.cpu().contiguous().numpy()
     yn = y.cpu().contiguous().numpy()
     out = kernel(zn, yn, _BLOCK)

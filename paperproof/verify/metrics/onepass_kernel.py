@@ -24,7 +24,7 @@ _X_MIN = np.float32(-87.0)
 
 
 @njit(inline="always", fastmath={"contract"})
-def _exp_parts(x):  # type: ignore[no-untyped-def]
+def _exp_parts(x):
     """exp(x) for x ≤ 0 as (exp(r), bits), r = x − k ln 2 and bits the float32 pattern of 2^k."""
     x = max(x, _X_MIN)
     k = np.floor(x * _LOG2E + np.float32(0.5))
@@ -40,7 +40,7 @@ def _exp_parts(x):  # type: ignore[no-untyped-def]
 
 
 @njit(parallel=True, boundscheck=False, fastmath={"contract"}, cache=True)
-def running_statistics(z, y, block):  # type: ignore[no-untyped-def]
+def running_statistics(z, y, block):
     """Per sample: mean and M2 of the gold probability (float64), argmax hits counted, forgetting
     events (a hit followed by a miss), and whether it was ever learned.
 
