@@ -1,4 +1,4 @@
-"""Tests for the reference hardness-metric core (paperproof.runner.metrics).
+"""Tests for the reference hardness-metric core (paperproof.verify.metrics).
 
 Three kinds of evidence: numbers worked out by hand from the formulas, agreement with plain
 per-sample Python loops on random inputs, and identities between metrics. The variant registry
@@ -18,7 +18,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paperproof.runner import metrics as M
+from paperproof.verify import metrics as M
 
 CPU = "cpu"
 
@@ -523,7 +523,7 @@ def test_outputs_on_cpu_and_input_validation() -> None:
 def test_import_does_not_initialise_cuda() -> None:
     # A fresh interpreter, since other tests may have used the GPU where there is one.
     code = (
-        "import torch, paperproof.runner.metrics as m; "
+        "import torch, paperproof.verify.metrics as m; "
         "assert not torch.cuda.is_initialized(); print(len(m.VARIANTS))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

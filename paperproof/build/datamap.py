@@ -27,7 +27,7 @@ class Point:
 
 def points() -> tuple[list[Point], float]:
     """The samples as plot coordinates, and the largest variability (the x axis' extent)."""
-    from paperproof.runner.metrics import confidence, correctness, variability
+    from paperproof.verify.metrics import confidence, correctness, variability
 
     logits, labels = dynamics(SEED, EPOCHS, SAMPLES, CLASSES)
     conf = confidence(logits, labels, device="cpu").numpy()

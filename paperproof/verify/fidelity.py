@@ -59,7 +59,7 @@ def _reference(key: tuple, logits_dtype: str) -> dict[tuple[str, str], np.ndarra
     """Every variant of every metric on one case's logits, as the entry saw them (dtype included)."""
     import torch
 
-    from paperproof.runner.metrics import VARIANTS
+    from paperproof.verify.metrics import VARIANTS
 
     seed, dims, transform = key
     logits, labels = case_dynamics({"seed": seed, "dims": dict(dims), "transform": dict(transform)})
@@ -98,7 +98,7 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
     kinds = {a.spec.kind for c in fixtures.cases for a in _all_args(c)}
     if not kinds & DYNAMICS_KINDS:
         return []
-    from paperproof.runner.metrics import VARIANTS
+    from paperproof.verify.metrics import VARIANTS
 
     outcomes = {c.case_id: c.value for c in result.cases if c.outcome == "returned" and c.value is not None}
     compared = [c for c in fixtures.cases if c.kind in ("typical", "edge") and c.case_id in outcomes]
