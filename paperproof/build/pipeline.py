@@ -25,7 +25,7 @@ from paperproof.catalogue.archive_rows import CodeLinkRow
 from paperproof.catalogue.community import KIND as COMMUNITY_KIND, Community, annotate, curated
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
-from paperproof.catalogue.repos import LocalRepos, RepoSource, record_without_source
+from paperproof.catalogue.repos import LocalRepos, RepoSource, read_readme, record_without_source
 from paperproof.catalogue.repo_url import RepoKey
 from paperproof.catalogue.sample import Sample
 from paperproof.catalogue.select import DEFAULT_PER_REPO, Selected, paper_terms, select
@@ -171,7 +171,7 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
         root = Path(record.snapshot)
         report = extract_repo(root, record.repo)
         summary.skipped_files.extend((record.repo, path, reason) for path, reason in report.skipped)
-        readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
+        readme = read_readme(root, record.readme)
         work.selected = select(report.entries, terms.get(key, set()), readme, per_repo)
 
 
@@ -183,17 +183,18 @@ def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: Buil
         for chosen in work.selected:
             fixtures = synthesize(chosen.entry)
             jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry)))
-    runnable = [RunRequest(c.entry, f, work.record.snapshot, config.limits) for work, c, f, _ in jobs if f.cases]
+    runnable = [RunRequest(c.entry, f, work.record.snapshot, config.limits, commit=work.record.commit)
+                for work, c, f, _ in jobs if f.cases]
     cache = ResultCache(config.cache / "runs" if config.cache else None)
     results = {}
     if runnable:
         with make_executor(config.workers, cache, config.scheduler) as executor:
             for request, result in zip(runnable, bar(executor.run(runnable), "run", total=len(runnable), unit="sample")):
-                results[request.entry.code_sha256, request.entry.path, request.entry.repo] = result
+                results[id(request.entry)] = result
             summary.executed = executor.executed
             summary.cached = cache.hits
     for work, chosen, fixtures, contract in bar(jobs, "verify", unit="sample"):
-        result = results.get((chosen.entry.code_sha256, chosen.entry.path, chosen.entry.repo))
+        result = results.get(id(chosen.entry))
         findings = fidelity.assess(fixtures, result)
         judged = verdict.judge(fixtures, result, contract, findings)
         papers = sorted({slug for slug, _ in work.papers})

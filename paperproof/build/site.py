@@ -62,6 +62,7 @@ from paperproof.build.urls import SiteUrls, file_for, repo_slug, task_key
 from paperproof.build.write import remove_file, sync_tree, write_file
 from paperproof.catalogue import community
 from paperproof.catalogue.archive import Archive, Reject
+from paperproof.catalogue.repos import read_readme
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 from paperproof.catalogue.twin import PaperTwin, RepoTwin
 
@@ -553,7 +554,7 @@ class SiteWriter:
             self.db.execute("INSERT OR REPLACE INTO repos VALUES (?, ?)", (slug, listing.model_dump_json()))
             readme = None
             if record.readme and record.snapshot:
-                readme = (Path(record.snapshot) / record.readme).read_text(encoding="utf-8", errors="replace")
+                readme = read_readme(Path(record.snapshot), record.readme) or None
             unit = self._path(urls.repo(slug))
             value = Digest(self.version, self._repo_digest(key, work), dump_json(papers), dump_json(sorted(titles.items())),
                            readme).digest()

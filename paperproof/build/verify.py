@@ -9,7 +9,7 @@ from paperproof.build.progress import BuildSummary
 from paperproof.catalogue import licence
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
-from paperproof.catalogue.repos import find_readme, git_head
+from paperproof.catalogue.repos import find_readme, git_head, read_readme
 from paperproof.catalogue.sample import Sample
 from paperproof.catalogue.select import DEFAULT_PER_REPO, select
 
@@ -32,7 +32,7 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
     if entries:
         wanted = set(entries)
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
-    readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
+    readme = read_readme(root, record.readme)
     work = RepoWork(record, select(found, set(), readme, len(found) if (everything or entries) else per_repo))
     run_and_judge({"local": work}, BuildConfig(workers=workers, cache=None, limits=limits), BuildSummary())
     return work.samples
