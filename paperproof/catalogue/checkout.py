@@ -144,9 +144,10 @@ class Walk:
     entries: int = 0
 
 
-def walk(root: Path, report: Walk, skip_dir=lambda name: False) -> Iterator[str]:
+def walk(root: Path, report: Walk, skip_dir=lambda name: False, *, max_depth: int = MAX_DEPTH,
+         max_entries: int = MAX_ENTRIES) -> Iterator[str]:
     """Relative paths of the regular files under `root` (not links), in a stable order, without
-    following links, at most `MAX_DEPTH` folders deep and `MAX_ENTRIES` entries in all. Names that
+    following links, at most `max_depth` folders deep and `max_entries` entries in all. Names that
     are not UTF-8 are skipped and reported (nothing downstream can name them)."""
     stack: list[tuple[str, int]] = [("", 0)]
     while stack:
@@ -160,8 +161,8 @@ def walk(root: Path, report: Walk, skip_dir=lambda name: False) -> Iterator[str]
         subfolders = []
         for child in children:
             report.entries += 1
-            if report.entries > MAX_ENTRIES:
-                report.skipped.append((folder or ".", f"the checkout has more than {MAX_ENTRIES} entries: "
+            if report.entries > max_entries:
+                report.skipped.append((folder or ".", f"the checkout has more than {max_entries} entries: "
                                        "the rest was not read"))
                 return
             try:
@@ -179,8 +180,8 @@ def walk(root: Path, report: Walk, skip_dir=lambda name: False) -> Iterator[str]
                     yield rel
             except OSError:
                 continue
-        if subfolders and depth + 1 > MAX_DEPTH:
-            report.skipped.append((folder, f"folders deeper than {MAX_DEPTH} levels were not read"))
+        if subfolders and depth + 1 > max_depth:
+            report.skipped.append((folder, f"folders deeper than {max_depth} levels were not read"))
             continue
         stack.extend((sub, depth + 1) for sub in reversed(subfolders))
 
