@@ -76,6 +76,7 @@ def _limit(text: str) -> tuple[str, float]:
 
 
 def _build(args: argparse.Namespace) -> int:
+    from paperproof.build.leaks import Leak
     from paperproof.build.pipeline import BuildConfig, build
     from paperproof.build.write import Busy
 
@@ -84,7 +85,7 @@ def _build(args: argparse.Namespace) -> int:
                          scheduler=args.scheduler, jobs=args.jobs, check=args.check)
     try:
         summary = build(config)
-    except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
+    except (FileNotFoundError, NotADirectoryError, Busy, ValueError, Leak) as exc:
         print(f"paperproof: {exc}", file=sys.stderr)
         return 2
     for line in summary.lines():
@@ -105,6 +106,9 @@ def _harvest(args: argparse.Namespace) -> int:
     config = HarvestConfig(archive=args.archive, store=args.store, api_url=args.api_url, concurrency=args.concurrency,
                            timeout=args.timeout, retries=args.retries, max_wait=args.max_wait,
                            token=os.environ.get("GITHUB_TOKEN") or None)
+    from paperproof.build import leaks
+
+    leaks.take()  # the token lives in the harvest's client only, not in an environment anything inherits
     try:
         summary = harvest(config)
     except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
@@ -118,8 +122,10 @@ def _harvest(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from paperproof.build import leaks
     from paperproof.build.verify import verify_path
 
+    secrets = leaks.take()
     if not args.path.is_dir():
         print(f"paperproof: {args.path} is not a directory; give the path of a checkout", file=sys.stderr)
         return 2
@@ -128,8 +134,14 @@ def _verify(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        print(json.dumps([s.model_dump(mode="json") for s in samples], indent=2, ensure_ascii=False))
+        text = json.dumps([s.model_dump(mode="json") for s in samples], indent=2, ensure_ascii=False)
     else:
-        for s in samples:
-            print(f"{s.status:<16} {s.path}::{s.entry}\n{'':<16} {s.reason}")
+        text = "\n".join(f"{s.status:<16} {s.path}::{s.entry}\n{'':<16} {s.reason}" for s in samples)
+    try:
+        secrets.check_text(text, "the output of verify")
+    except leaks.Leak as exc:
+        print(f"paperproof: {exc}", file=sys.stderr)
+        return 2
+    if text:
+        print(text)
     return 0

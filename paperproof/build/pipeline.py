@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from paperproof.build import contracts, fidelity, verdict
+from paperproof.build import contracts, fidelity, leaks, verdict
 from paperproof.build.progress import BuildSummary, bar
 from paperproof.build.samples import link_behaviours, make_sample
 from paperproof.build.links import LinkTable, read_link_table
@@ -63,10 +63,11 @@ class RepoWork:
 
 def build(config: BuildConfig) -> BuildSummary:
     summary = BuildSummary(out=str(config.out))
+    secrets = leaks.take()  # out of the environment before anything is started; looked for before publishing
     archive = open_archive(config.archive)
     # The site writer first: it forks the render processes before anything is read (see build.site).
     with SiteWriter(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
-                    check=config.check, inputs=input_files(config.archive)) as site:
+                    check=config.check, inputs=input_files(config.archive), secrets=secrets) as site:
         with summary.timed("links"):
             links = read_links(archive, *site.links_store())
         with summary.timed("repositories"):

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from paperproof.build import datamap, feeds, heap, publish, render, search, seo
+from paperproof.build import datamap, feeds, heap, leaks, publish, render, search, seo
 from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
 from paperproof.build.pages import (
     INDEX_PAPERS, PAGE_SCHEMAS, PAGE_SIZE, AttributionPage, IndexPage, Paging, PaperListing, RepoListing,
@@ -103,8 +103,10 @@ CREATE TABLE seen (unit TEXT PRIMARY KEY);
 
 class SiteWriter:
     def __init__(self, out: Path, urls: SiteUrls, read_at: str, *, cache: Path | None = None, jobs: int | None = None,
-                 check: bool = False, inputs: dict[str, list[Path]] | None = None) -> None:
+                 check: bool = False, inputs: dict[str, list[Path]] | None = None,
+                 secrets: leaks.Secrets | None = None) -> None:
         self.out = out
+        self.secrets = secrets or leaks.take()
         self.urls = urls
         self.read_at = read_at
         self.cache = cache
@@ -915,6 +917,7 @@ class SiteWriter:
         self.manifest.remove(unit for unit, _ in gone)
         # a staging tree that started empty lacks the site's units from the start: those are the ones removed
         self.counts["removed"] = len(self.manifest.absent("site_units", self._scratch) if self._link_site else gone)
+        self._no_leak()
         tree = self.manifest.tree_id()
         marker = {"generator": "paperproof", "version": self.version, "tree": tree}
         write_file(self.staging / MARKER, dump_json(marker) + "\n")
@@ -940,6 +943,17 @@ class SiteWriter:
         m.set("site_inputs", self._inputs)
         m.set("site_summary", dump_json(summary))
         m.commit()
+
+    def _no_leak(self) -> None:
+        """The last check (`leaks`): a file about to be published holding a secret fails the build, and the
+        staging tree is discarded, so that no later build publishes what this one wrote."""
+        try:
+            self.secrets.check_tree(self.staging, self.out if self.site_ok else None)
+        except leaks.Leak:
+            publish.discard(self.staging, self.out)
+            self.manifest.drop_stage()
+            self.manifest.commit()
+            raise
 
     def _all_rejects(self) -> list[Reject]:
         """The rejects of paper rows and pages (kept with the site, so a build with nothing to do reports them)."""
