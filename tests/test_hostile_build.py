@@ -167,3 +167,17 @@ def test_a_secret_in_an_output_fails_the_build_and_publishes_nothing(tmp_path: P
     again = _build(tmp_path, archive, repos)
     assert again.returncode == 0, again.stderr[-3000:]
     assert TOKENS["HF_TOKEN"].encode() not in _every_byte(tmp_path / "site")
+
+
+def test_verify_of_a_hostile_checkout_prints_nothing_of_the_host(tmp_path: Path) -> None:
+    """The `reproduce` line used to carry the first characters of whatever `.git/HEAD` pointed at."""
+    _, repos, _ = _corpus(tmp_path)
+    env = {**os.environ, **TOKENS}
+    done = subprocess.run([sys.executable, "-m", "paperproof", "verify", str(repos / "lab+linked"), "--json",
+                           "--workers", "1"], env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (sample,) = json.loads(done.stdout)
+    assert sample["status"] == "ran"
+    assert sample["reproduce"].startswith("paperproof verify CHECKOUT --entry margins.py::mean_margin --json")
+    for value in (*TOKENS.values(), OUTSIDE_SECRET, "SOURCE_DATE_EPOCH", "PATH="):
+        assert value not in done.stdout + done.stderr

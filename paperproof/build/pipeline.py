@@ -23,7 +23,7 @@ from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
 from paperproof.catalogue.archive_rows import CodeLinkRow
 from paperproof.catalogue.community import KIND as COMMUNITY_KIND, Community, annotate, curated
-from paperproof.catalogue.extract import extract_repo
+from paperproof.catalogue.extract import HOSTILE_TEXT, extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repos import LocalRepos, RepoSource, read_readme, record_without_source
 from paperproof.catalogue.repo_url import RepoKey
@@ -170,10 +170,15 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
         if not record.has_source:
             continue
         root = Path(record.snapshot)
-        report = extract_repo(root, record.repo)
+        try:
+            report = extract_repo(root, record.repo)
+            readme = read_readme(root, record.readme)
+            work.selected = select(report.entries, terms.get(key, set()), readme, per_repo)
+        except (*HOSTILE_TEXT, OSError) as exc:  # a repository is a record, never the end of the build
+            reason = f"its code was not read: {type(exc).__name__}: {str(exc)[:200]}"
+            work.record = work.record.model_copy(update={"note": "; ".join(filter(None, (record.note, reason)))})
+            continue
         summary.skipped_files.extend((record.repo, path, reason) for path, reason in report.skipped)
-        readme = read_readme(root, record.readme)
-        work.selected = select(report.entries, terms.get(key, set()), readme, per_repo)
 
 
 def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: BuildSummary) -> None:
@@ -182,8 +187,12 @@ def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: Buil
     for key in sorted(repos):
         work = repos[key]
         for chosen in work.selected:
-            fixtures = synthesize(chosen.entry)
-            jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry)))
+            try:
+                fixtures = synthesize(chosen.entry)
+                jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry)))
+            except HOSTILE_TEXT as exc:  # its declarations are repository text too
+                summary.skipped_files.append((work.record.repo, f"{chosen.entry.path}::{chosen.entry.qualname}",
+                                              f"no fixture or contract could be drafted: {type(exc).__name__}"))
     runnable = [RunRequest(c.entry, f, work.record.snapshot, config.limits, commit=work.record.commit)
                 for work, c, f, _ in jobs if f.cases]
     cache = ResultCache(config.cache / "runs" if config.cache else None)
