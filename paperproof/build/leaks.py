@@ -15,7 +15,9 @@ import html
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+import zlib
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 SECRET_NAME = re.compile(r".*(_TOKEN|_KEY)$|.*SECRET.*|.*PASSWORD.*", re.IGNORECASE)
@@ -62,19 +64,31 @@ class Secrets:
             raise Leak(where, name)
 
     def check_tree(self, tree: Path, published: Path | None = None) -> int:
-        """Raise Leak for the first file of `tree` holding a secret; files that are the same inode as the
-        file of that name in `published` (hard links kept from the site, checked when they were written)
-        are skipped. Returns the number of files read."""
+        """Raise Leak for the first file of `tree` holding a secret (gzip files, as Pagefind writes its
+        fragments, are read uncompressed too); files that are the same inode as the file of that name in
+        `published` (hard links kept from the site, checked when they were written) are skipped. Returns
+        the number of files read. Folders are read by a few threads: reading files releases the GIL."""
         if not self:
             return 0
+        root, other = os.fspath(tree), None if published is None else os.fspath(published)
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            counts = list(pool.map(lambda folder: self._check_folder(root, other, folder), _folders(root)))
+        return sum(counts)
+
+    def _check_folder(self, root: str, published: str | None, folder: str) -> int:
         read = 0
-        for rel in _files(tree):
-            path = os.path.join(tree, rel)
-            if published is not None and _same_file(path, os.path.join(published, rel)):
+        here = os.path.join(root, folder) if folder else root
+        with os.scandir(here) as entries:
+            files = [e for e in entries if e.is_file(follow_symlinks=False)]
+        for entry in files:
+            rel = f"{folder}/{entry.name}" if folder else entry.name
+            if published is not None and _same_file(entry, os.path.join(published, rel)):
                 continue
-            with open(path, "rb") as handle:
-                name = self.find(handle.read())
+            data = _read(entry.path)
             read += 1
+            name = self.find(data)
+            if name is None and data[:2] == b"\x1f\x8b":
+                name = self.find(_gunzip(data))
             if name is not None:
                 raise Leak(rel, name)
         return read
@@ -90,22 +104,38 @@ def take(environ: dict[str, str] | os._Environ = os.environ) -> Secrets:
     return Secrets(_TAKEN)
 
 
-def _same_file(a: str, b: str) -> bool:
+def _same_file(entry: os.DirEntry, other: str) -> bool:
     try:
-        sa, sb = os.lstat(a), os.lstat(b)
+        a, b = entry.stat(follow_symlinks=False), os.lstat(other)
     except OSError:
         return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
-def _files(tree: Path) -> Iterable[str]:
+def _read(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = [os.read(fd, 1 << 20)]
+        while len(chunks[-1]) == 1 << 20:
+            chunks.append(os.read(fd, 1 << 20))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _gunzip(data: bytes, cap: int = 64 << 20) -> bytes:
+    try:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        return inflater.decompress(data, cap)
+    except zlib.error:
+        return b""
+
+
+def _folders(tree: str) -> Iterator[str]:
+    """Every folder of `tree` (relative paths, "" for the tree itself), links not followed."""
     stack = [""]
     while stack:
         folder = stack.pop()
-        with os.scandir(os.path.join(tree, folder)) as entries:
-            for entry in entries:
-                rel = f"{folder}/{entry.name}" if folder else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(rel)
-                elif entry.is_file(follow_symlinks=False):
-                    yield rel
+        yield folder
+        with os.scandir(os.path.join(tree, folder) if folder else tree) as entries:
+            stack.extend(f"{folder}/{e.name}" if folder else e.name for e in entries if e.is_dir(follow_symlinks=False))
