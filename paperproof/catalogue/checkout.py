@@ -197,8 +197,12 @@ class Head:
 def head_commit(root: Path) -> Head:
     """The commit named by `.git/HEAD` without running git (no hooks, no config): 40 or 64 hex digits,
     or `ref: refs/...` read from `.git/<ref>` or `.git/packed-refs`. Any other text is refused."""
-    if not os.path.lexists(os.path.join(root, ".git")):
+    try:
+        dot_git = os.lstat(os.path.join(root, ".git"))
+    except OSError:
         return Head(None)
+    if not stat.S_ISDIR(dot_git.st_mode):
+        return Head(None, ".git is not a folder (a worktree's or submodule's pointer, or a link): its commit is not read")
     try:
         text = read_text(root, ".git/HEAD", MAX_REF_BYTES).strip()
     except Refused as exc:

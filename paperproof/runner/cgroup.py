@@ -65,7 +65,7 @@ def _own(controller: str) -> str | None:
 
 
 class Group:
-    """One sample's cgroup: `join` in the sample process, then `stopped`, `peak` and `remove` in the zygote."""
+    """One sample's cgroup: `join` in the sample process, then `stopped` and `remove` in the zygote."""
 
     def __init__(self, kind: str, memory: str, pids: str | None) -> None:
         self.kind, self.memory, self.pids = kind, memory, pids
@@ -86,13 +86,6 @@ class Group:
         except OSError:
             pass
         return False
-
-    def peak(self) -> int | None:
-        name = "memory.peak" if self.kind == "cgroup v2" else "memory.max_usage_in_bytes"
-        try:
-            return int(_read(os.path.join(self.memory, name)).strip())
-        except (OSError, ValueError):
-            return None
 
     def remove(self) -> None:
         """Remove the group once its processes are gone (the zygote swept them; exit takes a moment)."""

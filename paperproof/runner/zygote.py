@@ -174,9 +174,8 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
         reaper.sweep()  # whatever the run left in the namespace: orphans, detached grandchildren
     else:
         sandbox.sweep(uid)  # without a PID namespace: every process of the slot's uid
-    memory = {"accounting": group.kind if group else None, "stopped": False, "peak": None}
+    memory = {"accounting": group.kind if group else None, "stopped": group is not None and group.stopped()}
     if group is not None:
-        memory.update(stopped=group.stopped(), peak=group.peak())
         group.remove()
     paths = {name: os.path.join(workdir, name) for name in OUTPUTS}
     lines, truncated = _report_lines(paths["report.jsonl"], limits.output_bytes)
