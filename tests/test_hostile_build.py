@@ -86,6 +86,7 @@ def _corpus(tmp_path: Path) -> tuple[Path, Path, Path]:
     (climbing / "README.md").symlink_to("../" * 12 + str(secret).lstrip("/"))
     (climbing / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (climbing / ".git" / "refs" / "heads" / "main").symlink_to("/proc/self/environ")
+    os.link(secret, climbing / "LICENSE")  # a hard link: the file outside, under a name inside
     _tarball(repos / "lab+tarhead.tar.gz", {"margins.py": GOOD.encode(), ".git/HEAD": f"ref: {ENVIRON}\n".encode()})
     _tarball(repos / "lab+bomb.tar.gz", {"margins.py": GOOD.encode()}, zeros=160 * 1024**2)
     odd = repos / "lab+odd"
@@ -141,7 +142,7 @@ def test_hostile_checkouts_publish_nothing_of_the_host(tmp_path: Path) -> None:
     assert ".git/HEAD refused" in linked["note"]
     assert [s["status"] for s in linked["samples"]] == ["ran"]  # its honest code still runs
     climbing = twin("climbing")
-    assert climbing["commit"] is None and climbing["readme"] is None
+    assert climbing["commit"] is None and climbing["readme"] is None and climbing["licence"] == "NONE"
     tarhead = twin("tarhead")
     assert tarhead["source"] == "tarball" and tarhead["commit"] is None and ".git/HEAD refused" in tarhead["note"]
     bomb = twin("bomb")

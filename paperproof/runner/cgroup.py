@@ -64,6 +64,26 @@ def _own(controller: str) -> str | None:
     return None
 
 
+def _clear_stale(parent: str) -> None:
+    """Remove the (empty) folders of zygotes that were killed before they could remove their own."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        number = name.removeprefix("paperproof-")
+        if name == number or not number.isdigit() or os.path.exists(f"/proc/{number}"):
+            continue
+        folder = os.path.join(parent, name)
+        try:
+            for run in os.listdir(folder):
+                if run.startswith("run-"):
+                    os.rmdir(os.path.join(folder, run))
+            os.rmdir(folder)
+        except OSError:
+            pass
+
+
 class Group:
     """One sample's cgroup: `join` in the sample process, then `stopped` and `remove` in the zygote."""
 
@@ -121,8 +141,10 @@ class Accounting:
             memory = os.path.join(v1["memory"] + _own("memory"), name)
             pids = os.path.join(v1["pids"] + (_own("pids") or "/"), name) if "pids" in v1 else None
             try:
+                _clear_stale(os.path.dirname(memory))
                 os.makedirs(memory, exist_ok=True)
                 if pids is not None:
+                    _clear_stale(os.path.dirname(pids))
                     os.makedirs(pids, exist_ok=True)
                 return cls("cgroup v1", memory, pids), None
             except OSError as exc:
@@ -136,6 +158,7 @@ class Accounting:
                 wanted = " ".join(f"+{c}" for c in ("memory", "pids") if c in controllers)
                 _write(os.path.join(own, "cgroup.subtree_control"), wanted)  # refused where own has processes
                 base = os.path.join(own, name)
+                _clear_stale(own)
                 os.makedirs(base, exist_ok=True)
                 _write(os.path.join(base, "cgroup.subtree_control"), wanted)
                 return cls("cgroup v2", base, base if "pids" in controllers else None), None  # pids: a marker
