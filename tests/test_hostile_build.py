@@ -94,7 +94,8 @@ def _corpus(tmp_path: Path) -> tuple[Path, Path, Path]:
     (odd / "margins.py").write_text(GOOD)
     (odd / "deep.py").write_text("def f():\n    return " + "+".join(["1"] * 60_000) + "\n")
     (odd / os.fsdecode(b"m\xe9trics.py")).write_text(GOOD)
-    names = ["good", "linked", "climbing", "tarhead", "bomb", "odd"]
+    (repos / "lab+root").symlink_to("/")  # the whole host as a "checkout"
+    names = ["good", "linked", "climbing", "tarhead", "bomb", "odd", "root"]
     papers = [{**PAPER, "paper_url": f"https://paperswithcode.com/paper/p-{n}", "title": f"Paper {n}",
                "arxiv_id": f"2101.0000{i}"} for i, n in enumerate(names)]
     links = [{**LINK, "paper_url": p["paper_url"], "paper_title": p["title"], "paper_arxiv_id": p["arxiv_id"],
@@ -148,6 +149,8 @@ def test_hostile_checkouts_publish_nothing_of_the_host(tmp_path: Path) -> None:
     bomb = twin("bomb")
     assert bomb["source"] == "none" and "decompression bomb" in bomb["note"]
     assert "decompression bomb" in (site / "repo" / "lab+bomb" / "index.html").read_text()
+    root = twin("root")
+    assert root["source"] == "none" and root["note"] == "lab+root under --repos is a link: not followed"
     odd = twin("odd")
     assert [s["path"] for s in odd["samples"]] == ["margins.py"]
     assert "lab/odd/deep.py: nested too deeply to parse" in done.stdout

@@ -84,12 +84,13 @@ class LocalRepos:
         self._index: dict[str, Path] = {}
         for child in sorted(directory.iterdir()):
             name = child.name
-            if child.is_symlink():
-                continue  # a link under --repos may point anywhere on the host
-            if child.is_dir() and "+" in name:
+            if child.is_symlink():  # it may point anywhere on the host, `/` included: said, never followed
+                stem = name.removesuffix(".tar.gz").removesuffix(".tgz")
+                self._index.setdefault(stem.lower(), child)
+            elif child.is_dir() and "+" in name:
                 self._index[name.lower()] = child
             elif child.is_dir() and not name.startswith("."):
-                for repo_dir in sorted(p for p in child.iterdir() if p.is_dir() and not p.is_symlink()):
+                for repo_dir in sorted(p for p in child.iterdir() if p.is_dir() or p.is_symlink()):
                     self._index.setdefault(f"{name}+{repo_dir.name}".lower(), repo_dir)
             elif child.is_file() and name.endswith((".tar.gz", ".tgz")):
                 stem = name.removesuffix(".tar.gz").removesuffix(".tgz")
@@ -99,6 +100,8 @@ class LocalRepos:
         found = self._index.get(key.dirname.lower())
         if found is None:
             return record_without_source(key, self.missing_note)
+        if found.is_symlink():
+            return record_without_source(key, f"{found.name} under --repos is a link: not followed")
         if found.is_dir():
             return record_from_checkout(key, found, "checkout", specimen=self.specimen)
         try:
