@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from paperproof.build.leaks import Secrets  # noqa: E402
-from paperproof.build.write import write_file  # noqa: E402
+from paperproof.plumbing.files import write_file  # noqa: E402
 
 ENVIRON = {"GITHUB_TOKEN": "ghp_" + "a1" * 18, "HF_TOKEN": "hf_" + "b2" * 15,
            "AWS_SECRET_ACCESS_KEY": "c3" * 20, "DB_PASSWORD": "d4" * 8}

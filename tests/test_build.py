@@ -70,6 +70,19 @@ def test_specimen_twins_are_marked(bundled_site):
         assert (twin["source"]["row_kind"] == "specimen") == slug.startswith("specimen-")
 
 
+def test_every_sample_says_why_it_was_chosen_on_its_page_and_in_its_twin(bundled_site):
+    from markupsafe import escape
+
+    bases = Counter()
+    for twin in sorted((bundled_site / "sample").glob("*.json")):
+        record = json.loads(twin.read_text())
+        assert record["why_chosen"], twin.name
+        page = (bundled_site / "sample" / twin.stem / "index.html").read_text()
+        assert f"Why chosen: {escape(record['why_chosen'])}." in page, twin.name
+        bases[record["link_basis"]] += 1
+    assert bases["behaviour"] >= 5 and bases["hardness_evidence"] >= 1  # the specimens' metrics run and are known
+
+
 def test_two_builds_are_byte_identical(bundled_site, tmp_path):
     build(BuildConfig(out=tmp_path / "site", cache=tmp_path / "cache"))  # a fresh cache: everything runs again
     comparison = filecmp.dircmp(bundled_site, tmp_path / "site")

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from paperproof.build.progress import bar
 from paperproof.build.twin import safe_key
 from paperproof.catalogue.archive import Archive
+from paperproof.plumbing.progress import bar
 
 SCHEMA_VERSION = "1"
 _SELECT = "SELECT slug, url, official, in_paper, in_github, framework FROM links"  # the columns of a `Link`

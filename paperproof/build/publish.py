@@ -4,7 +4,7 @@
   inputs did not change cost one `link()` each and are never rendered again. A build whose pages all
   change (other code) starts an empty tree instead, and links in only what it keeps (`link_files`).
   Every later write to the staging tree replaces a file by renaming a new one over it
-  (`write.write_file`), so the published files behind the links are never touched.
+  (`plumbing.files.write_file`), so the published files behind the links are never touched.
 - `swap` exchanges the two trees in one `renameat2(RENAME_EXCHANGE)` where the kernel and filesystem
   allow it: readers see the old tree or the new one, never neither. Elsewhere it falls back to two
   renames (the published name is missing for a moment in between). The replaced tree is kept beside
@@ -31,7 +31,8 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from paperproof.build.write import hold, link_over, remove_file
+from paperproof.plumbing.files import link_over, remove_file
+from paperproof.plumbing.locks import hold
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2

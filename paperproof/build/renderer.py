@@ -27,10 +27,10 @@ from paperproof.build import datamap, render, search, seo
 from paperproof.build.pages import Paging, PaperList, PaperListing, RepoList, RepoListing, SampleListing, TaskPage
 from paperproof.build.twin import TwinContext, about, paper_twin, safe_key
 from paperproof.build.urls import SiteUrls, file_for, repo_slug
-from paperproof.build.write import write_file, write_new
 from paperproof.catalogue.archive_rows import PaperRow
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 from paperproof.catalogue.twin import PaperRef, RepoTwin, SampleRef
+from paperproof.plumbing.files import write_file, write_new
 
 
 class Renderer:

@@ -49,28 +49,41 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from paperproof.build import datamap, feeds, heap, leaks, publish, render, search, seo
+from paperproof.build import collector, datamap, feeds, leaks, publish, render, search, seo
 from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
 from paperproof.build.pages import (
-    INDEX_PAPERS, PAGE_SCHEMAS, PAGE_SIZE, AttributionPage, IndexPage, Paging, PaperListing, RepoListing,
-    SearchPage, SearchShard, StatusCount, StatusPage, TaskIndex, TaskListing, page_count,
+    INDEX_PAPERS,
+    PAGE_SCHEMAS,
+    PAGE_SIZE,
+    AttributionPage,
+    IndexPage,
+    Paging,
+    PaperListing,
+    RepoListing,
+    SearchPage,
+    SearchShard,
+    StatusCount,
+    StatusPage,
+    TaskIndex,
+    TaskListing,
+    page_count,
 )
-from paperproof.build.progress import bar
 from paperproof.build.renderer import Renderer, RenderPool, default_jobs, sample_listing
 from paperproof.build.twin import NON_AFFILIATION, safe_key
 from paperproof.build.urls import SiteUrls, file_for, repo_slug, task_key
-from paperproof.build.write import remove_file, sync_tree, write_file
 from paperproof.catalogue import community
 from paperproof.catalogue.archive import Archive, Reject
 from paperproof.catalogue.repos import read_readme
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 from paperproof.catalogue.twin import PaperTwin, RepoTwin
+from paperproof.plumbing.files import remove_file, sync_tree, write_file
+from paperproof.plumbing.progress import bar
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from paperproof.build.links import LinkTable
-    from paperproof.build.pipeline import RepoWork
+    from paperproof.catalogue.repo_work import RepoWork
 
 ARCHIVE_NAME = "the Papers with Code archive (the pwc-archive datasets on Hugging Face; last snapshot July 2025)"
 PAPER_CHUNK = 128  # papers per chunk sent to a render process
@@ -160,7 +173,7 @@ class SiteWriter:
             shutil.rmtree(self.state / earlier, ignore_errors=True)
         self.about = about(self.urls)
         self.renderer = Renderer(self.urls, self.read_at, self.staging, self.search_available)
-        self._held.enter_context(heap.long_lived())
+        self._held.enter_context(collector.long_lived())
         # Fork the render processes first: before the archive is read, before any SQLite connection is
         # open, and before the run stage could import torch.
         self.pool = RenderPool(self.renderer, 1 if self.check else self.jobs, lock=lock)
@@ -418,7 +431,7 @@ class SiteWriter:
             self._stale(f"{self.out}: missing, or not the site this cache's manifest describes")
         if not self.check:
             self._begin()
-        heap.settle()  # the repositories, their samples and the link table live until the end
+        collector.settle()  # the repositories, their samples and the link table live until the end
         self.papers_written = 0
         self._chunk: list[tuple[str, bytes, tuple, tuple]] = []
         self._paper_rows: list[tuple] = []
@@ -496,7 +509,7 @@ class SiteWriter:
     def _papers_done(self, context: tuple, results: list[tuple]) -> None:
         chunk, files = context
         done = []
-        for (unit, value, sort_keys, item), result in zip(chunk, results):
+        for (unit, value, sort_keys, _item), result in zip(chunk, results):
             if result[0] == "reject":
                 self.rejects.append(Reject(file="render", position=-1, record=result[2], reason=result[1]))
                 done.append((unit, None, files[unit], None))  # files may exist: listed, so removed at the end

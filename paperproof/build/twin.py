@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Protocol
 
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue import community
@@ -15,7 +16,16 @@ from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import RepoKey, normalise_repo_url
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 from paperproof.catalogue.twin import (
-    About, CodeLink, CodeRef, KindCount, PaperTwin, RepoRef, Source, TaskRef, TwinSample, Verification,
+    About,
+    CodeLink,
+    CodeRef,
+    KindCount,
+    PaperTwin,
+    RepoRef,
+    Source,
+    TaskRef,
+    TwinSample,
+    Verification,
 )
 
 REPO_KIND_VOCABULARY: dict[str, str] = {
@@ -42,7 +52,20 @@ class TwinContext:
     read_at: str
 
 
-def repo_kind(link: CodeLinkRow) -> str:
+class LinkFacts(Protocol):
+    """What the kind and order of a code link are read from: a `CodeLinkRow`, or a `build.links.Link`."""
+
+    @property
+    def repo_url(self) -> str: ...
+    @property
+    def is_official(self) -> bool | None: ...
+    @property
+    def mentioned_in_paper(self) -> bool | None: ...
+    @property
+    def mentioned_in_github(self) -> bool | None: ...
+
+
+def repo_kind(link: LinkFacts) -> str:
     if link.is_official:
         return "official"
     if link.mentioned_in_paper:
@@ -50,7 +73,7 @@ def repo_kind(link: CodeLinkRow) -> str:
     return "listed"
 
 
-def link_order(link: CodeLinkRow) -> tuple:
+def link_order(link: LinkFacts) -> tuple:
     """Official, then mentioned in the paper, then mentioned on GitHub; then URL, case-insensitively."""
     return (not link.is_official, not link.mentioned_in_paper, not link.mentioned_in_github, link.repo_url.lower())
 

@@ -131,8 +131,7 @@ def _dump_stream(path: Path) -> Iterator[tuple[int, Any]]:
     """Items of a top-level JSON array, one at a time (the dumps are single arrays), read ahead by a thread."""
     with io.BufferedReader(ReadAhead(path)) as raw:
         handle = gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix == ".gz" else raw
-        for position, item in enumerate(ijson.items(handle, "item", use_float=True)):
-            yield position, item
+        yield from enumerate(ijson.items(handle, "item", use_float=True))
 
 
 def _find_dump(directory: Path, stem: str) -> Path | None:

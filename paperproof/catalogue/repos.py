@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from paperproof.catalogue import checkout, licence, tarsafe
-from paperproof.catalogue.repo_record import RepoRecord
+from paperproof.catalogue.repo_record import RepoRecord, SourceKind
 from paperproof.catalogue.repo_url import RepoKey
 
 README_NAMES = ("README.md", "README.rst", "README.txt", "README", "SKILL.md", "readme.md")
@@ -46,7 +46,7 @@ def git_head(root: Path) -> str | None:
     return checkout.head_commit(root).commit
 
 
-def record_from_checkout(key: RepoKey, root: Path, source: str, *, specimen: bool = False,
+def record_from_checkout(key: RepoKey, root: Path, source: SourceKind, *, specimen: bool = False,
                          commit: str | None = None, note: str | None = None) -> RepoRecord:
     spdx, licence_file = licence.detect(root)
     head = checkout.head_commit(root)
