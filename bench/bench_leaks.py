@@ -10,7 +10,6 @@ prints both times and their ratio, measured side by side in one run:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import sys

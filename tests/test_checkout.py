@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from paperproof.catalogue import checkout, licence
-from paperproof.catalogue.repos import find_readme, read_readme, record_from_checkout
 from paperproof.catalogue.repo_url import normalise_repo_url
+from paperproof.catalogue.repos import find_readme, read_readme, record_from_checkout
 
 SECRET = "paperproof-outside-secret-4242"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

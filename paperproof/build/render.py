@@ -10,7 +10,8 @@ import json
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from html import escape as html_escape, unescape as html_unescape
+from html import escape as html_escape
+from html import unescape as html_unescape
 from typing import NamedTuple
 
 import markdown

@@ -11,7 +11,7 @@ import ast
 import hashlib
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from paperproof.catalogue import checkout
 from paperproof.catalogue.entry import Entry, Param, ParamKind
@@ -87,7 +87,7 @@ def extract_repo(root: Path, repo: str) -> ExtractReport:
         text = data.decode("utf-8", errors="replace")
         try:
             tree = ast.parse(text, filename=rel)
-            module.imports = _imports(tree, module_name(PurePosixPath(rel)), rel.endswith("__init__.py"))
+            module.imports = _imports(tree, module_name(Path(rel)), rel.endswith("__init__.py"))
             found.append((rel, extract_module(text, repo=repo, path=rel, tree=tree)))
         except SyntaxError as exc:
             report.skipped.append((rel, f"does not parse: {exc.msg} (line {exc.lineno})"))

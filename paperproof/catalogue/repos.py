@@ -73,14 +73,14 @@ class LocalRepos:
 
     def __init__(self, directory: Path, *, unpack_dir: Path | None = None, specimen: bool = False,
                  missing_note: str = "no checkout of this repository under --repos",
-                 limits: tarsafe.Limits = tarsafe.Limits()) -> None:
+                 limits: tarsafe.Limits | None = None) -> None:
         if not directory.is_dir():
             raise FileNotFoundError(f"--repos {directory}: not a directory")
         self.directory = directory
         self.unpack_dir = unpack_dir or directory / ".unpacked"
         self.specimen = specimen
         self.missing_note = missing_note
-        self.limits = limits
+        self.limits = limits or tarsafe.Limits()  # the harvest store's caps
         self._index: dict[str, Path] = {}
         for child in sorted(directory.iterdir()):
             name = child.name

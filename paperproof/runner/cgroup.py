@@ -32,7 +32,8 @@ def _write(path: str, text: str) -> None:
 
 def _mounts() -> tuple[str | None, dict[str, str]]:
     """(the cgroup2 mount, {v1 controller: its mount}) from /proc/self/mountinfo."""
-    v2, v1 = None, {}
+    v2: str | None = None
+    v1: dict[str, str] = {}
     try:
         lines = _read("/proc/self/mountinfo").splitlines()
     except OSError:
@@ -137,8 +138,9 @@ class Accounting:
         name = f"paperproof-{os.getpid()}"
         v2, v1 = _mounts()
         why = "no cgroup hierarchy with the memory controller"
-        if "memory" in v1 and _own("memory") is not None:
-            memory = os.path.join(v1["memory"] + _own("memory"), name)
+        own_memory, own_v2 = _own("memory"), _own("")
+        if "memory" in v1 and own_memory is not None:
+            memory = os.path.join(v1["memory"] + own_memory, name)
             pids = os.path.join(v1["pids"] + (_own("pids") or "/"), name) if "pids" in v1 else None
             try:
                 _clear_stale(os.path.dirname(memory))
@@ -149,8 +151,8 @@ class Accounting:
                 return cls("cgroup v1", memory, pids), None
             except OSError as exc:
                 why = f"cgroup v1: {exc.strerror}"
-        if v2 is not None and _own("") is not None:
-            own = v2 + _own("")
+        if v2 is not None and own_v2 is not None:
+            own = v2 + own_v2
             try:
                 controllers = _read(os.path.join(own, "cgroup.controllers")).split()
                 if "memory" not in controllers:

@@ -246,9 +246,7 @@ def syscall_filter():
 
 
 def main() -> None:
-    from paperproof.runner import sandbox
-
-    from paperproof.runner import cgroup
+    from paperproof.runner import cgroup, sandbox
 
     slot = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     reaper = sandbox.Reaper.start()  # before the warm imports: a small process to fork
