@@ -8,8 +8,9 @@ from collections import Counter
 
 import pytest
 
+from paperproof.build.pages import SEED_RENAMES
 from paperproof.build.pipeline import BuildConfig, build
-from paperproof.catalogue.twin import SEED_RENAMES
+from paperproof.build.site_paths import SitePaths
 from tests.conftest import SEEDS
 from tests.test_archive import LINK, PAPER, write_dump
 
@@ -121,17 +122,17 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
     build(BuildConfig(archive=str(archive), out=out, cache=None))
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    from paperproof.build import site as site_module
+    from paperproof.build import pipeline as pipeline_module
 
-    def explode(self):
+    def explode(site, papers, repositories):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(site_module.SiteWriter, "write_indexes", explode)
+    monkeypatch.setattr(pipeline_module, "write_indexes", explode)
     with pytest.raises(RuntimeError):
         build(BuildConfig(archive=str(archive), out=out, cache=None))
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
-    assert not any(p.name.endswith(".staging") for p in tmp_path.iterdir())
+    assert not SitePaths(out).staging.exists()
 
 
 def test_the_site_is_dated_by_its_inputs_or_source_date_epoch(monkeypatch):

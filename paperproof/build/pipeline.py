@@ -13,11 +13,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from paperproof.build import leaks
-from paperproof.build.links import LinkTable, read_link_table
+from paperproof.build.indexes import write_indexes
+from paperproof.build.links import LinkTable, read_link_table, repo_kind, safe_key
 from paperproof.build.manifest import input_files
-from paperproof.build.site import SiteWriter
+from paperproof.build.paper_pages import write_papers
+from paperproof.build.repo_pages import write_repositories
+from paperproof.build.site import open_site
 from paperproof.build.summary import BuildSummary
-from paperproof.build.twin import repo_kind, safe_key
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
 from paperproof.catalogue.community import KIND as COMMUNITY_KIND
@@ -53,9 +55,9 @@ def build(config: BuildConfig) -> BuildSummary:
     summary = BuildSummary(out=str(config.out))
     secrets = leaks.take()  # out of the environment before anything is started; looked for before publishing
     archive = open_archive(config.archive)
-    # The site writer first: it forks the render processes before anything is read (see build.site).
-    with SiteWriter(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
-                    check=config.check, inputs=input_files(config.archive), secrets=secrets) as site:
+    # The site first: it forks the render processes before anything is read (see build.site).
+    with open_site(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
+                   check=config.check, inputs=input_files(config.archive), secrets=secrets) as site:
         with summary.timed("links"):
             links = read_links(archive, *site.links_store())
         with summary.timed("repositories"):
@@ -67,16 +69,17 @@ def build(config: BuildConfig) -> BuildSummary:
             repos, summary.executed, summary.cached = judged.repos, judged.executed, judged.cached
             summary.skipped_files.extend(judged.skipped)
         with summary.timed("paper pages"):
-            summary.papers = site.write_papers(archive, links, repos)
+            papers = write_papers(site, archive, links, repos)
         with summary.timed("repository pages"):
-            site.write_repositories(repos)
+            repositories = write_repositories(site, repos, papers)
         with summary.timed("indexes and search"):
-            site.write_indexes()
+            write_indexes(site, papers, repositories)
+    summary.papers = papers.count
     summary.rejects = archive.rejects + site.rejects
     summary.notes = site.notes
     summary.pages = dict(site.counts)
     summary.stale = site.stale
-    summary.noop = site.noop
+    summary.noop = papers.noop
     summary.check = config.check
     summary.repositories = len(repos)
     summary.repositories_with_source = sum(1 for w in repos.values() if w.record.has_source)

@@ -15,9 +15,9 @@ from xml.sax.saxutils import escape
 
 from markupsafe import Markup
 
+from paperproof.build.pages import PaperTwin
 from paperproof.build.render import http_url, json_script, plain_text
 from paperproof.build.urls import SiteUrls
-from paperproof.catalogue.twin import PaperTwin
 
 SITEMAP_MAX = 50_000
 SITE_NAME = "paperproof"

@@ -26,9 +26,9 @@ from paperproof.catalogue.archive_rows import (
     EvaluationTask,
     MethodRow,
     PaperRow,
+    Source,
 )
 from paperproof.catalogue.readahead import ReadAhead
-from paperproof.catalogue.twin import Source
 
 ARCHIVE_LICENCE_URL = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
 ARCHIVE_NAME = "pwc-archive (Hugging Face), CC BY-SA 4.0"
