@@ -135,6 +135,15 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
     return findings
 
 
+def paper_reference(case: FixtureCase, metric: str) -> tuple[str, np.ndarray] | None:
+    """The paper's variant of a metric on one case, by name and value, as the entry saw the case."""
+    from paperproof.runner.metrics import VARIANTS
+
+    paper = next((v.name for v in VARIANTS.get(metric, ()) if v.paper), None)
+    values = _reference(_case_key(case), _logits_dtype(case)).get((metric, paper)) if paper else None
+    return (paper, values) if paper and values is not None else None
+
+
 def departure(findings: list[Fidelity]) -> str | None:
     """The departures that make a sample violate its metric's definition, in one sentence."""
     texts = [f"{f.output} is {f.metric} ({f.matches}), which {'; '.join(f.departures)}" for f in findings if f.departures]

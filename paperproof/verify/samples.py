@@ -73,7 +73,9 @@ def notes(entry: Entry, fixtures: FixtureSet) -> list[str]:
     for skipped in fixtures.skipped_methods:
         out.append(f"Method {skipped.param} was not called: {skipped.reason}.")
     if any(case.per_sample for case in fixtures.cases):
-        out.append("It takes one sample's data: each case called it once per sample and collected the outputs.")
+        out.append("It takes one sample's data: each case called it once per sample, judged each call's output "
+                   "against its annotation, and collected the outputs.")
+    out.extend(fixtures.choices)
     return out
 
 

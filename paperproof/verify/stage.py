@@ -4,17 +4,22 @@ each (through the cache), and the judgement of what it did, as one sample per en
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.extract import HOSTILE_TEXT
+from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.run_result import RunResult
+from paperproof.catalogue.sample import Contract, Fidelity
+from paperproof.catalogue.select import Selected
+from paperproof.fixtures import layout
 from paperproof.fixtures.synth import synthesize
 from paperproof.plumbing.progress import bar
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
-from paperproof.verify import contracts, fidelity, verdict
+from paperproof.verify import contracts, departures, fidelity, verdict
 from paperproof.verify.recognise import recognise
 from paperproof.verify.samples import link_behaviours, make_sample
 
@@ -44,40 +49,95 @@ def _snapshot(work: RepoWork) -> str:
     return work.record.snapshot
 
 
+def _run_all(requests: list[RunRequest], settings: RunSettings, cache: ResultCache,
+             label: str) -> tuple[dict[tuple[str, str, str, str], RunResult], int]:
+    """Run requests in the sandbox (through the cache), keyed by entry and fixture set."""
+    results: dict[tuple[str, str, str, str], RunResult] = {}
+    if not requests:
+        return results, 0
+    with make_executor(settings.workers, cache, settings.scheduler) as executor:
+        for request, ran in zip(requests, bar(executor.run(requests), label, total=len(requests), unit="sample")):
+            results[_key(request.entry, request.fixtures)] = ran
+        return results, executor.executed
+
+
+def _key(entry: Entry, fixtures: FixtureSet) -> tuple[str, str, str, str]:
+    return entry.code_sha256, entry.path, entry.repo, fixtures.digest()
+
+
+@dataclass
+class _Job:
+    """One selected entry on its way to a sample: its fixtures, run and verdict (replaced by a retry)."""
+
+    key: str
+    chosen: Selected
+    fixtures: FixtureSet
+    contract: Contract
+    result: RunResult | None = None
+    findings: list[Fidelity] = field(default_factory=list)
+    judged: verdict.Verdict | None = None
+    tried: list[str] = field(default_factory=list)
+
+    def judge(self, fixtures: FixtureSet, result: RunResult | None) -> tuple[list[Fidelity], verdict.Verdict]:
+        findings = departures.explain(self.chosen.entry, fixtures, result, fidelity.assess(fixtures, result))
+        return findings, verdict.judge(fixtures, result, self.contract, findings, self.chosen.entry.kind)
+
+
 def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judged:
-    """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did."""
+    """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did. An entry
+    that raised on every case at its input boundary is run again on the other plausible layouts of
+    its arguments; the first the code accepts is kept, and the page says so."""
     jobs = []
     skipped = []
     for key in sorted(repos):
-        work = repos[key]
-        for chosen in work.selected:
+        for chosen in repos[key].selected:
             try:
-                jobs.append((key, chosen, synthesize(chosen.entry), contracts.draft(chosen.entry)))
+                jobs.append(_Job(key, chosen, synthesize(chosen.entry), contracts.draft(chosen.entry)))
             except HOSTILE_TEXT as exc:  # its declarations are repository text too: a record, not the end
-                skipped.append((work.record.repo, f"{chosen.entry.path}::{chosen.entry.qualname}",
+                skipped.append((repos[key].record.repo, f"{chosen.entry.path}::{chosen.entry.qualname}",
                                 f"no fixture or contract could be drafted: {type(exc).__name__}"))
-    runnable = [RunRequest(c.entry, f, _snapshot(repos[key]), settings.limits, commit=repos[key].record.commit)
-                for key, c, f, _ in jobs if f.cases]
     cache = ResultCache(settings.cache / "runs" if settings.cache else None)
-    results: dict[tuple[str, str, str], RunResult] = {}
-    executed = 0
-    if runnable:
-        with make_executor(settings.workers, cache, settings.scheduler) as executor:
-            for request, ran in zip(runnable, bar(executor.run(runnable), "run", total=len(runnable), unit="sample")):
-                results[request.entry.code_sha256, request.entry.path, request.entry.repo] = ran
-            executed = executor.executed
+    snapshots = {job.key: _snapshot(repos[job.key]) for job in jobs if job.fixtures.cases}
+    commits = {key: repos[key].record.commit for key in repos}  # part of the cache key
+    results, executed = _run_all([RunRequest(j.chosen.entry, j.fixtures, snapshots[j.key], settings.limits,
+                                             commit=commits[j.key]) for j in jobs if j.fixtures.cases],
+                                 settings, cache, "run")
+    retry: list[tuple[_Job, str, FixtureSet]] = []
+    for job in jobs:
+        job.result = results.get(_key(job.chosen.entry, job.fixtures))
+        job.findings, job.judged = job.judge(job.fixtures, job.result)
+        if job.judged.status == "ran_fixture":
+            retry.extend((job, words, alt) for words, alt in layout.alternatives(job.fixtures))
+    again, more = _run_all([RunRequest(job.chosen.entry, alt, snapshots[job.key], settings.limits,
+                                       commit=commits[job.key]) for job, _, alt in retry], settings, cache, "retry")
+    executed += more
+    for job, words, alt in retry:
+        first = job.judged
+        if first is None or first.status != "ran_fixture":
+            continue  # an earlier alternative was accepted
+        ran = again.get(_key(job.chosen.entry, alt))
+        findings, judged = job.judge(alt, ran)
+        if judged.status in ("ran_fixture", "unverified"):
+            job.tried.append(words)
+            continue
+        note = (f"With our first layout it {first.reason.split(' — ')[0]}; tried {', '.join([*job.tried, words])}: "
+                f"the code accepted {words}, which was kept.")
+        job.fixtures = alt.model_copy(update={"choices": [*alt.choices, note]})
+        job.result, job.findings, job.judged = ran, findings, judged
+    for job in jobs:
+        if job.tried and job.judged is not None and job.judged.status == "ran_fixture":
+            job.fixtures = job.fixtures.model_copy(update={"choices": [
+                *job.fixtures.choices, f"Also tried {', '.join(job.tried)}: it raised on every case with each."]})
     made: dict[str, list] = {key: [] for key in repos}
-    for key, chosen, fixtures, contract in bar(jobs, "verify", unit="sample"):
-        work = repos[key]
-        result = results.get((chosen.entry.code_sha256, chosen.entry.path, chosen.entry.repo))
-        findings = fidelity.assess(fixtures, result)
-        judged = verdict.judge(fixtures, result, contract, findings)
+    for job in bar(jobs, "verify", unit="sample"):
+        work = repos[job.key]
+        assert job.judged is not None
         papers = sorted({slug for slug, _ in work.papers})
-        known = recognise(fixtures, result, findings)
-        basis = "behaviour" if known else chosen.link_basis
-        why = "; ".join(filter(None, [chosen.why, known.line() if known else None]))
-        made[key].append(make_sample(chosen.entry, work.record, basis, fixtures, result,
-                                     contract, judged, papers, findings, why_chosen=why))
+        known = recognise(job.fixtures, job.result, job.findings)
+        basis = "behaviour" if known else job.chosen.link_basis
+        why = "; ".join(filter(None, [job.chosen.why, known.line() if known else None]))
+        made[job.key].append(make_sample(job.chosen.entry, work.record, basis, job.fixtures, job.result,
+                                         job.contract, job.judged, papers, job.findings, why_chosen=why))
     linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
     judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
     return Judged({key: judged_repos[key] for key in repos}, executed, cache.hits, tuple(skipped))
