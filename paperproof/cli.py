@@ -162,6 +162,7 @@ def _limit(text: str) -> tuple[str, float]:
 
 
 def _build(args: argparse.Namespace) -> int:
+    from paperproof.build.leaks import Leak
     from paperproof.build.pipeline import BuildConfig, build
     from paperproof.catalogue.damage import ArchiveDamaged
     from paperproof.plumbing.locks import Busy
@@ -177,7 +178,7 @@ def _build(args: argparse.Namespace) -> int:
               "--allow-partial to build from the rows before the damage (the site then says it is partial).",
               file=sys.stderr)
         return 3
-    except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
+    except (FileNotFoundError, NotADirectoryError, Busy, ValueError, Leak) as exc:
         print(f"paperproof: {exc}", file=sys.stderr)
         return 2
     for line in summary.lines():
@@ -199,6 +200,9 @@ def _harvest(args: argparse.Namespace) -> int:
     config = HarvestConfig(archive=args.archive, store=args.store, api_url=args.api_url, concurrency=args.concurrency,
                            timeout=args.timeout, retries=args.retries, max_wait=args.max_wait,
                            token=os.environ.get("GITHUB_TOKEN") or None)
+    from paperproof.build import leaks
+
+    leaks.take()  # the token lives in the harvest's client only, not in an environment anything inherits
     try:
         summary = harvest(config)
     except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
@@ -212,11 +216,14 @@ def _harvest(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    """Exit 0 when nothing was found, 1 for a violation, a departure or a blocked attempt, 2 for bad usage."""
+    """Exit 0 when nothing was found, 1 for a violation, a departure or a blocked attempt, 2 for bad usage
+    (or for output that would carry a secret of the environment)."""
     from collections import Counter
 
+    from paperproof.build import leaks
     from paperproof.verify.checkout import NoSuchEntry, failures, verify_path
 
+    secrets = leaks.take()
     if not args.path.is_dir():
         print(f"paperproof: {args.path} is not a directory; give the path of a checkout", file=sys.stderr)
         return 2
@@ -229,15 +236,22 @@ def _verify(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        print(json.dumps([s.model_dump(mode="json") for s in samples], indent=2, ensure_ascii=False))
+        text = json.dumps([s.model_dump(mode="json") for s in samples], indent=2, ensure_ascii=False)
     else:
-        for s in samples:
-            print(f"{s.status:<16} {s.path}::{s.entry}\n{'':<16} {s.reason}")
+        text = "\n".join(f"{s.status:<16} {s.path}::{s.entry}\n{'':<16} {s.reason}" for s in samples)
     found = failures(samples)
     counts = Counter(s.status for s in samples)
     summary = [f"verified {len(samples)} sample(s) of {args.path}: "
                + (", ".join(f"{status} {n}" for status, n in sorted(counts.items())) or "no entry to verify")]
     for kind, names in found.items():
         summary.append(f"{kind}: {len(names)}" + "".join(f"\n  {name}" for name in names))
-    print("\n".join(summary), file=sys.stderr if args.json else sys.stdout)
+    closing = "\n".join(summary)
+    try:
+        secrets.check_text(text + "\n" + closing, "the output of verify")
+    except leaks.Leak as exc:
+        print(f"paperproof: {exc}", file=sys.stderr)
+        return 2
+    if text:
+        print(text)
+    print(closing, file=sys.stderr if args.json else sys.stdout)
     return 1 if any(found.values()) else 0

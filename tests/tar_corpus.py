@@ -12,7 +12,7 @@ from pathlib import Path
 
 from paperproof.catalogue.tarsafe import Limits
 
-SMALL = Limits(max_files=20, max_member_bytes=4096, max_total_bytes=16384)
+SMALL = Limits(max_files=20, max_member_bytes=4096, max_total_bytes=16384, ratio_free_bytes=8192, max_ratio=50)
 TOP = "evil-repo-0000000"
 
 
@@ -79,6 +79,9 @@ def corpus(escape: Path) -> dict[str, tuple[bytes, str]]:
         "bomb_header": (_bomb_header(), "member cap"),
         "too_many_files": (build(top + [_file(f"{TOP}/f{i}") for i in range(25)]), "file count cap"),
         "total_over_cap": (build(top + [_file(f"{TOP}/f{i}", b"1" * 4000) for i in range(5)]), "total unpacked size"),
+        "hardlink_copies": (build(top + [_file(f"{TOP}/f", b"1" * 4000)] + [_link(f"{TOP}/h{i}", f"{TOP}/f", tarfile.LNKTYPE)
+                                                                        for i in range(4)]), "total unpacked size"),
+        "bomb_ratio": (build(top + [_file(f"{TOP}/z{i}", bytes(4000)) for i in range(4)]), "a decompression bomb"),
         "duplicate": (build(top + [_file(f"{TOP}/a"), _file(f"{TOP}/a", b"other")]), "appears twice"),
         "under_a_file": (build(top + [_file(f"{TOP}/a"), _file(f"{TOP}/a/b")]), "under a regular file"),
         "not_a_tarball": (b"this is not a tarball at all\n" * 4, "not a readable tar archive"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import textwrap
 from pathlib import Path
 
@@ -138,3 +139,25 @@ def test_specimen_repositories_extract(tmp_path):
     assert {"confidence_scores", "forgetting_events", "compute_train_dy_metrics"} <= names
     assert not any(n.startswith("_") for n in names)
     assert Path(root, "dynamics_maps", "metrics.py").is_file()
+
+
+def test_hostile_modules_are_recorded_and_the_rest_extracted(tmp_path):
+    """Text that makes the parser raise (a 60,000-term expression), a name that is not UTF-8, a file
+    over the size cap, a module linking out of the checkout: each is a skipped file with its reason."""
+    outside = tmp_path / "outside.py"
+    outside.write_text("def leaked():\n    return 'outside'\n")
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text(MODULE)
+    (repo / "pkg" / "deep.py").write_text("def f():\n    return " + "+".join(["1"] * 60_000) + "\n")
+    (repo / "pkg" / os.fsdecode(b"caf\xe9.py")).write_text("def g():\n    return 1\n")
+    (repo / "pkg" / "huge.py").write_text("x = '" + "a" * (600 * 1024) + "'\n")
+    (repo / "pkg" / "out.py").symlink_to(outside)
+    (repo / "pkg" / "outdir").symlink_to(tmp_path)
+    report = extract_repo(repo, "o/r")
+    assert {e.path for e in report.entries} == {"pkg/mod.py"}
+    reasons = dict(report.skipped)
+    assert reasons["pkg/deep.py"] == "nested too deeply to parse"
+    assert reasons["pkg/caf\\xe9.py"] == "its name is not UTF-8"
+    assert "over the 524288-byte cap" in reasons["pkg/huge.py"]
+    assert "pkg/out.py" not in reasons and not any("leaked" == e.name for e in report.entries)

@@ -27,7 +27,7 @@ import pytest
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 LIMITS = {"wall_seconds": 8, "cpu_seconds": 2, "file_size": 2 * 1024**2, "address_space": 512 * 1024**2,
-          "processes": 32, "open_files": 64}
+          "processes": 32, "open_files": 64, "memory_bytes": 640 * 1024**2}
 FAKE_TOKEN = "ghp_paperproofFakeToken0123456789"
 
 # module -> (status, reason pattern): what each kind must be recorded as, precisely.
@@ -47,6 +47,11 @@ EXPECTED = {
     "fork_bomb": ("unverified", r"^blocked by the sandbox on every case: processes: no process could be started \(limit of 32"),
     "thread_bomb": ("unverified", r"^blocked by the sandbox on every case: processes: no thread could be started \(limit of 32"),
     "memory_bomb": ("unverified", r"^blocked by the sandbox on every case: memory: allocation refused at the address-space limit \(512 MiB"),
+    # memory no process maps, in three processes; SysV segments that outlive their maker: its cgroup stops it
+    "memfd_bomb": ("unverified", r"^no case finished: stopped for memory: its processes together reached the memory "
+                   r"limit of 640 MiB \(every page they held, memfd and shared memory included, counted by its cgroup v[12]\)"),
+    "sysv_shm_bomb": ("unverified", r"^no case finished: stopped for memory: its processes together reached the memory "
+                      r"limit of 640 MiB"),
     "open_many_files": ("unverified", r"^blocked by the sandbox on every case: open files: limit of 64 reached"),
     "cpu_spin": ("unverified", r"^no case finished: CPU time limit of 2 s reached \(SIGXCPU\) during case typical"),
     "infinite_recursion": ("ran_violates", r"^raised on every case \(RecursionError ×\d+\)"),
@@ -111,6 +116,14 @@ def _processes() -> dict[int, tuple[str, bytes]]:
     return seen
 
 
+def _shmem() -> int:
+    """The host's shared memory (memfd, SysV segments, tmpfs files) in bytes, from /proc/meminfo."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("Shmem:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no Shmem line in /proc/meminfo")
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("hostile")
@@ -140,6 +153,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict:
     env = {**os.environ, "GITHUB_TOKEN": FAKE_TOKEN, "AWS_SECRET_ACCESS_KEY": FAKE_TOKEN, "TMPDIR": str(runner_tmp)}
     command = [sys.executable, "-m", "paperproof", "verify", str(repo), "--all", "--json", "--workers", "2",
                *[f"--limit={k}={v}" for k, v in LIMITS.items()]]
+    shmem_before = _shmem()
     started = time.monotonic()
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     elapsed = time.monotonic() - started
@@ -155,7 +169,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "done": done, "elapsed": elapsed, "records": json.loads(done.stdout) if done.returncode in (0, 1) else [],
         "tag": tag, "secret_text": secret_text, "canaries": canaries, "accepted": accepted, "repo": repo,
         "snapshot_before": snapshot_before, "snapshot_after": _tree_digest(repo), "runner_tmp": runner_tmp,
-        "processes_after": _processes(),
+        "processes_after": _processes(), "shmem_before": shmem_before, "shmem_after": _shmem(),
     }
 
 
@@ -203,6 +217,11 @@ def test_no_file_written_outside_the_sandbox(hostile: dict) -> None:
         assert not os.path.exists(path), path
     assert hostile["snapshot_after"] == hostile["snapshot_before"]  # the snapshot is read-only
     assert list(hostile["runner_tmp"].iterdir()) == []  # the runner cleared its own work too
+
+
+def test_no_shared_memory_is_left_on_the_host(hostile: dict) -> None:
+    """The memfd and SysV bombs asked for 1.3 GiB and 2 GiB; their cgroups stopped them and nothing stays held."""
+    assert hostile["shmem_after"] - hostile["shmem_before"] < 256 * 1024**2
 
 
 def test_no_connection_reached_the_host(hostile: dict) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from paperproof.build import leaks
 from paperproof.build.guard import guard
 from paperproof.build.indexes import write_indexes
 from paperproof.build.links import LinkTable, read_link_table, repo_kind, safe_key
@@ -24,11 +25,11 @@ from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
 from paperproof.catalogue.community import KIND as COMMUNITY_KIND
 from paperproof.catalogue.community import Community, annotate, curated
-from paperproof.catalogue.extract import extract_repo
+from paperproof.catalogue.extract import HOSTILE_TEXT, extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import RepoKey
 from paperproof.catalogue.repo_work import RepoWork
-from paperproof.catalogue.repos import LocalRepos, RepoSource, record_without_source
+from paperproof.catalogue.repos import LocalRepos, RepoSource, read_readme, record_without_source
 from paperproof.catalogue.select import DEFAULT_PER_REPO, paper_terms, select
 from paperproof.catalogue.store import StoreRepos
 from paperproof.plumbing.progress import bar
@@ -55,10 +56,11 @@ class BuildConfig:
 def build(config: BuildConfig) -> BuildSummary:
     summary = BuildSummary(out=str(config.out))
     guard(config.out, config.cache, config.check)  # before anything is written: never destroy what is not ours
+    secrets = leaks.take()  # out of the environment before anything is started; looked for before publishing
     archive = open_archive(config.archive, config.allow_partial)
     # The site first: it forks the render processes before anything is read (see build.site).
     with open_site(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
-                   check=config.check, inputs=input_files(config.archive)) as site:
+                   check=config.check, inputs=input_files(config.archive), secrets=secrets) as site:
         with summary.timed("links"):
             links = read_links(archive, *site.links_store())
         with summary.timed("repositories"):
@@ -68,6 +70,7 @@ def build(config: BuildConfig) -> BuildSummary:
             repos = select_entries(repos, terms, config.per_repo, summary)
             judged = run_and_judge(repos, run_settings(config))
             repos, summary.executed, summary.cached = judged.repos, judged.executed, judged.cached
+            summary.skipped_files.extend(judged.skipped)
         with summary.timed("paper pages"):
             papers = write_papers(site, archive, links, repos)
         with summary.timed("repository pages"):
@@ -182,10 +185,16 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
         if record.snapshot is None:  # no source (`has_source`): nothing to extract
             continue
         root = Path(record.snapshot)
-        report = extract_repo(root, record.repo)
+        try:
+            report = extract_repo(root, record.repo)
+            readme = read_readme(root, record.readme)
+            selected = tuple(select(report.entries, terms.get(key, set()), readme, per_repo))
+        except (*HOSTILE_TEXT, OSError) as exc:  # a repository is a record, never the end of the build
+            reason = f"its code was not read: {type(exc).__name__}: {str(exc)[:200]}"
+            chosen[key] = work.but(record=record.model_copy(update={"note": "; ".join(filter(None, (record.note, reason)))}))
+            continue
         summary.skipped_files.extend((record.repo, path, reason) for path, reason in report.skipped)
-        readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
-        chosen[key] = work.but(selected=tuple(select(report.entries, terms.get(key, set()), readme, per_repo)))
+        chosen[key] = work.but(selected=selected)
     return chosen
 
 

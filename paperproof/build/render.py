@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from html import escape as html_escape
 from html import unescape as html_unescape
 from typing import NamedTuple
 
@@ -118,12 +119,68 @@ def prose_html(text: str) -> str | None:
     return "\n".join(f"<p>{p.strip(chr(10))}</p>" for p in escaped.split("\n\n") if p.strip("\n"))
 
 
+MARKDOWN_CHARS = 256 * 1024  # of a README or an abstract; the rest is cut, and the page says so
+MAX_INDENT = 64  # columns of leading whitespace: lists nested deeper cost Python-Markdown quadratic time
+MAX_QUOTE = 8  # nested `>`
+MAX_MARKUP = 1000  # markup characters in one paragraph, list item or table row
+MARKUP_BUDGET = 2_000_000  # the sum over them of the square of that count (Python-Markdown's cost)
+_QUOTES = re.compile(r"[ \t]*(?:>[ \t]?)+")
+_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)]|\|)[ \t]")
+_FENCE = re.compile(r"[ \t]*(```|~~~)")
+_MARKUP = re.compile(r"[\[\]()<>*_`!&\\|]")
+
+
+def bounded_markdown(text: str) -> str | None:
+    """Markdown that Python-Markdown renders in about linear time, or None: show it as text.
+
+    Python-Markdown rebuilds a paragraph's text for every inline match, and its bracket and HTML
+    handling look ahead over the rest of it (`bench/bench_markdown.py`: 5,000 unclosed `[` in one
+    paragraph took 7 s, 100 lines of 100 took 22 s and 1,000 such lines did not end in 15 minutes,
+    5,000 links never closed 15 s, 100,000 `<div>` 85 s, a list nested 400 deep 1 s). So,
+    deterministically: the text is cut at `MARKDOWN_CHARS`, leading whitespace past `MAX_INDENT`
+    columns and `>` past `MAX_QUOTE` are dropped, and a paragraph, list item or table row (outside
+    fenced code) with more than `MAX_MARKUP` markup characters, or more than `MARKUP_BUDGET` for the
+    squares of those counts in all, makes the whole text shown as text."""
+    cut = len(text) > MARKDOWN_CHARS
+    lines = text[:MARKDOWN_CHARS].split("\n")
+    markup, fenced, spent = 0, False, 0
+    for index, line in enumerate(lines):
+        stripped = line.lstrip(" \t")
+        if len(line) - len(stripped) > MAX_INDENT // 4 and len(line[:len(line) - len(stripped)].expandtabs(4)) > MAX_INDENT:
+            line = " " * MAX_INDENT + stripped
+        quotes = _QUOTES.match(line)
+        if quotes and quotes.group().count(">") > MAX_QUOTE:
+            line = "> " * MAX_QUOTE + line[quotes.end():]
+        lines[index] = line
+        if _FENCE.match(line) or (not fenced and (not stripped or _ITEM.match(line))):
+            spent, markup = spent + markup * markup, 0  # a paragraph, item or row ended
+            fenced ^= bool(_FENCE.match(line))
+        if fenced or _FENCE.match(line):
+            continue
+        markup += len(_MARKUP.findall(line))
+        if markup > MAX_MARKUP or spent + markup * markup > MARKUP_BUDGET:
+            return None
+    return "\n".join(lines) + ("\n\n*(cut: the text is longer than this page shows)*" if cut else "")
+
+
+def _as_text(text: str) -> str:
+    """Text shown as it is, in paragraphs, when it is not Markdown we can render in bounded time."""
+    blocks = [b for b in text[:MARKDOWN_CHARS].split("\n\n") if b.strip()]
+    body = "\n".join(f"<p>{html_escape(b.strip(chr(10)))}</p>" for b in blocks)
+    return f"<p><em>Shown as plain text: too much markup to render.</em></p>\n{body}"
+
+
 @lru_cache(maxsize=32)
 def _markdown(text: str, flavour: str) -> str:
-    """`page`: the site's Markdown (fenced code, tables; HTML output); `plain`: Python-Markdown's defaults."""
+    """`page`: the site's Markdown (fenced code, tables; HTML output); `plain`: Python-Markdown's defaults.
+    Repository and archive text is `bounded_markdown` first."""
     fast = prose_html(text)
     if fast is not None:
         return fast
+    bounded = bounded_markdown(text)
+    if bounded is None:
+        return _as_text(text)
+    text = bounded
     converter = _CONVERTERS.get(flavour)
     if converter is None:
         converter = _CONVERTERS[flavour] = (

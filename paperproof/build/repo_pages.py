@@ -15,6 +15,7 @@ from paperproof.build.records import repo_listing
 from paperproof.build.renderer import RepoJob
 from paperproof.build.site import SiteWriter, dump_json
 from paperproof.build.urls import repo_slug
+from paperproof.catalogue.repos import read_readme
 from paperproof.catalogue.sample import Sample
 from paperproof.plumbing.progress import bar
 
@@ -61,7 +62,7 @@ def write_repositories(site: SiteWriter, repos: dict[str, RepoWork], papers: Pap
         site.db.execute("INSERT OR REPLACE INTO repos VALUES (?, ?)", (slug, listing.model_dump_json()))
         readme = None
         if record.readme and record.snapshot:
-            readme = (Path(record.snapshot) / record.readme).read_text(encoding="utf-8", errors="replace")
+            readme = read_readme(Path(record.snapshot), record.readme) or None
         unit = site.path(urls.repo(slug))
         value = Digest(site.version, site.repo_digest(key, work), dump_json(shown), dump_json(sorted(titles.items())),
                        readme).digest()

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from paperproof.build import collector, feeds, pages, publish, search, seo
+from paperproof.build import collector, feeds, leaks, pages, publish, search, seo
 from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
 from paperproof.build.records import about
 from paperproof.build.renderer import Renderer, RenderPool, default_jobs
@@ -97,11 +97,15 @@ def settings(urls: SiteUrls, read_at: str, search_available: bool) -> dict[str, 
 
 @contextmanager
 def open_site(out: Path, urls: SiteUrls, read_at: str, *, cache: Path | None = None, jobs: int | None = None,
-              check: bool = False, inputs: dict[str, list[Path]] | None = None) -> Iterator[SiteWriter]:
+              check: bool = False, inputs: dict[str, list[Path]] | None = None,
+              secrets: leaks.Secrets | None = None) -> Iterator[SiteWriter]:
     """Hold the site's lock, fork the render processes and open the manifest; on leaving, publish the staging
-    tree (unless `check`, or nothing was to do), or, after an error, leave the published site as it was.
+    tree (unless `check`, or nothing was to do, or a file of it holds a secret: `leaks`), or, after an error,
+    leave the published site as it was.
 
-    `inputs`: the input files by table ("papers", "links", "all"); None when the archive is not files."""
+    `inputs`: the input files by table ("papers", "links", "all"); None when the archive is not files.
+    `secrets`: what to look for before publishing (by default, what `leaks.take` takes now)."""
+    secrets = secrets or leaks.take()
     paths = SitePaths(out)
     with ExitStack() as held:
         lock = held.enter_context(publish.lock(paths))
@@ -137,7 +141,7 @@ def open_site(out: Path, urls: SiteUrls, read_at: str, *, cache: Path | None = N
             raise
         site = SiteWriter(paths=paths, urls=urls, read_at=read_at, check=check, inputs=inputs,
                           state=state, temporary=temporary, pagefind=pagefind, renderer=renderer, pool=pool,
-                          manifest=manifest, db=db, scratch=scratch)
+                          manifest=manifest, db=db, scratch=scratch, secrets=secrets)
         try:
             try:
                 if not check:
@@ -163,8 +167,9 @@ class SiteWriter:
     def __init__(self, *, paths: SitePaths, urls: SiteUrls, read_at: str, check: bool,
                  inputs: dict[str, list[Path]] | None, state: Path, temporary: Path | None, pagefind: Path | None,
                  renderer: Renderer, pool: RenderPool, manifest: Manifest, db: sqlite3.Connection,
-                 scratch: Path) -> None:
+                 scratch: Path, secrets: leaks.Secrets) -> None:
         self.paths = paths
+        self.secrets = secrets
         self.out = paths.out
         self.staging = paths.staging
         self.urls = urls
@@ -451,6 +456,17 @@ class SiteWriter:
             if unit.startswith(("paper/", "repo/")):
                 self.mark_stale(f"removed: {unit}")
 
+    def _no_leak(self) -> None:
+        """The last check (`leaks`): a file about to be published holding a secret fails the build, and the
+        staging tree is discarded, so that no later build publishes what this one wrote."""
+        try:
+            self.secrets.check_tree(self.staging, self.out if self.site_ok else None)
+        except leaks.Leak:
+            publish.discard(self.staging, self.paths)
+            self.manifest.drop_stage()
+            self.manifest.commit()
+            raise
+
     def finish(self) -> None:
         """Remove the units this build did not produce, mark the tree, swap it in, and commit the manifest."""
         self.db.commit()  # as in `check_removed`
@@ -466,6 +482,7 @@ class SiteWriter:
         self.manifest.remove(unit for unit, _ in gone)
         # a staging tree that started empty lacks the site's units from the start: those are the ones removed
         self.counts["removed"] = len(self.manifest.absent("site_units", self.scratch) if self._link_site else gone)
+        self._no_leak()
         tree = self.manifest.tree_id()
         marker = {"generator": "paperproof", "version": self.version, "tree": tree}
         write_file(self.staging / MARKER, dump_json(marker) + "\n")

@@ -37,7 +37,8 @@ class Entry(BaseModel):
     `code_sha256` covers exactly `source`, the segment of the file from the first decorator to
     the last line. `closure` is a module that defines this entry together with the module-level
     imports, constants and helpers it needs, so it can run without executing the rest of its
-    module; `closure_names` lists what was taken besides the entry itself.
+    module; `closure_names` lists what was taken besides the entry itself. `closure_modules`
+    gives the content hash of every module of the repository that the closure may import.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -62,6 +63,7 @@ class Entry(BaseModel):
     closure_imports: list[str] = Field(default_factory=list)
     methods: list[str] = Field(default_factory=list)
     method_params: dict[str, list[Param]] = Field(default_factory=dict)
+    closure_modules: dict[str, str] = Field(default_factory=dict)  # path -> sha256 of the modules it may import
     evidence: Evidence = Field(default_factory=Evidence)
 
     @property

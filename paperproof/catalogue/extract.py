@@ -10,19 +10,23 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paperproof.catalogue import checkout
 from paperproof.catalogue.entry import Entry, Param, ParamKind
 from paperproof.catalogue.evidence import gather
 
 MAX_FILE_BYTES = 512 * 1024
+MAX_HASH_BYTES = 16 * 1024**2  # a module too large to parse is still hashed for the cache key, up to this
+MAX_REPO_BYTES = 64 * 1024**2  # Python read from one repository; the rest is skipped and reported
 SKIP_DIRS = frozenset({
     ".git", "__pycache__", "node_modules", "venv", ".venv", "env", "site-packages", "build", "dist",
     "tests", "test", "testing", "docs", "doc", "examples", ".github", ".tox", ".eggs",
 })
 SKIP_FILES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py"})
+# What repository text can make the parser or the walks over its tree raise: a record, never a crash.
+HOSTILE_TEXT = (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeError, TypeError)
 
 
 @dataclass
@@ -33,17 +37,23 @@ class ExtractReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
 
 
-def python_files(root: Path) -> Iterator[Path]:
-    """The repository's Python sources in a stable order, skipping tests, docs and vendored trees."""
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts[:-1]):
+@dataclass
+class _Module:
+    sha256: str
+    imports: list[str] = field(default_factory=list)  # dotted names, relative ones resolved
+
+
+def python_files(root: Path, skipped: list[tuple[str, str]] | None = None) -> list[str]:
+    """The repository's Python sources (relative paths) in a stable order, skipping tests, docs and
+    vendored trees and never following a link (`checkout.walk`, with its caps)."""
+    walked = checkout.Walk(skipped if skipped is not None else [])
+    out = []
+    for rel in checkout.walk(root, walked, skip_dir=lambda name: name in SKIP_DIRS or name.startswith(".")):
+        name = rel.rpartition("/")[2]
+        if not name.endswith(".py") or name in SKIP_FILES or name.startswith("test_") or name.endswith("_test.py"):
             continue
-        if rel.name in SKIP_FILES or rel.name.startswith("test_") or rel.name.endswith("_test.py"):
-            continue
-        if path.is_symlink() or not path.is_file():
-            continue
-        yield path
+        out.append(rel)
+    return out
 
 
 def module_name(rel: Path) -> str:
@@ -54,22 +64,99 @@ def module_name(rel: Path) -> str:
 
 
 def extract_repo(root: Path, repo: str) -> ExtractReport:
+    """Every entry of the repository's modules, each with the content hashes of the repository's
+    modules it may import (`Entry.closure_modules`, for the run cache's key). A file that cannot be
+    read or parsed, whatever it holds, is reported with the reason and the rest goes on."""
     report = ExtractReport()
-    for path in python_files(root):
-        rel = path.relative_to(root).as_posix()
-        if path.stat().st_size > MAX_FILE_BYTES:
-            report.skipped.append((rel, f"larger than {MAX_FILE_BYTES} bytes"))
+    modules: dict[str, _Module] = {}
+    found: list[tuple[str, list[Entry]]] = []
+    budget = MAX_REPO_BYTES
+    for rel in python_files(root, report.skipped):
+        if budget <= 0:
+            report.skipped.append((rel, f"not read: the repository's Python passed {MAX_REPO_BYTES} bytes"))
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
         try:
-            report.entries.extend(extract_module(text, repo=repo, path=rel))
+            data = checkout.read_bytes(root, rel, MAX_FILE_BYTES)
+        except checkout.Refused as exc:
+            report.skipped.append((rel, exc.reason))
+            if "cap" in exc.reason:
+                modules[rel] = _Module(_hash_only(root, rel))
+            continue
+        budget -= len(data)
+        module = modules[rel] = _Module(hashlib.sha256(data).hexdigest())
+        text = data.decode("utf-8", errors="replace")
+        try:
+            tree = ast.parse(text, filename=rel)
+            module.imports = _imports(tree, module_name(Path(rel)), rel.endswith("__init__.py"))
+            found.append((rel, extract_module(text, repo=repo, path=rel, tree=tree)))
         except SyntaxError as exc:
             report.skipped.append((rel, f"does not parse: {exc.msg} (line {exc.lineno})"))
+        except RecursionError:
+            report.skipped.append((rel, "nested too deeply to parse"))
+        except MemoryError:
+            report.skipped.append((rel, "too large to parse in memory"))
+        except HOSTILE_TEXT as exc:
+            report.skipped.append((rel, f"does not parse: {type(exc).__name__}: {str(exc)[:200]}"))
+    for rel, entries in found:
+        local = closure_modules(rel, modules)
+        report.entries.extend(e.model_copy(update={"closure_modules": local}) for e in entries)
     return report
 
 
-def extract_module(text: str, *, repo: str, path: str) -> list[Entry]:
-    tree = ast.parse(text, filename=path)
+def _hash_only(root: Path, rel: str) -> str:
+    try:
+        return hashlib.sha256(checkout.read_bytes(root, rel, MAX_HASH_BYTES)).hexdigest()
+    except checkout.Refused as exc:
+        return f"unread: {exc.reason}"
+
+
+def _imports(tree: ast.Module, module: str, is_package: bool) -> list[str]:
+    """Every module name the tree may import, anywhere in it (relative imports made absolute)."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1] if node.level <= len(package) + 1 else []
+                head = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                head = node.module or ""
+            if head:
+                names.add(head)
+            names.update(f"{head}.{a.name}" if head else a.name for a in node.names if a.name != "*")
+    return sorted(names)
+
+
+def closure_modules(rel: str, modules: dict[str, _Module]) -> dict[str, str]:
+    """path -> sha256 of the repository's modules an entry of `rel` may import, transitively: the
+    names its module imports, looked up as the sandbox's `sys.path` would (the checkout's root, then
+    the module's folder), with every package `__init__.py` on the way."""
+    folder = rel.rpartition("/")[0]
+    out: dict[str, str] = {}
+    pending = list(modules[rel].imports)
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        for end in range(1, len(parts) + 1):
+            path = "/".join(parts[:end])
+            for base in ("", folder) if folder else ("",):
+                for candidate in (f"{path}.py", f"{path}/__init__.py"):
+                    candidate = f"{base}/{candidate}" if base else candidate
+                    found = modules.get(candidate)
+                    if found is not None and candidate not in out:
+                        out[candidate] = found.sha256
+                        pending.extend(found.imports)
+    return dict(sorted(out.items()))
+
+
+def extract_module(text: str, *, repo: str, path: str, tree: ast.Module | None = None) -> list[Entry]:
+    tree = ast.parse(text, filename=path) if tree is None else tree
     lines = text.splitlines(keepends=True)
     bindings = _module_bindings(tree)
     module = module_name(Path(path))

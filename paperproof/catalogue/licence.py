@@ -9,11 +9,15 @@ Three answers stay distinct everywhere: `NONE` (the repository has no licence fi
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from paperproof.catalogue import checkout
+
+LICENCE_BYTES = 1 << 20
 NO_LICENCE = "NONE"
 UNIDENTIFIED = "NOASSERTION"
 
@@ -55,15 +59,19 @@ _FINGERPRINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def find_licence_file(root: Path) -> Path | None:
-    """The repository's top-level licence file, if any (exact names first, then `LICENSE*`)."""
+def find_licence_file(root: Path) -> str | None:
+    """The name of the repository's top-level licence file, if any (exact names first, then `LICENSE*`);
+    only a regular file inside the checkout counts (`checkout.is_file`)."""
     for name in LICENCE_FILE_NAMES:
-        candidate = root / name
-        if candidate.is_file():
-            return candidate
-    for candidate in sorted(root.iterdir()) if root.is_dir() else ():
-        if candidate.is_file() and candidate.name.upper().startswith(("LICENSE", "LICENCE", "COPYING")):
-            return candidate
+        if checkout.is_file(root, name):
+            return name
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return None
+    for name in names:
+        if name.isascii() and name.upper().startswith(("LICENSE", "LICENCE", "COPYING")) and checkout.is_file(root, name):
+            return name
     return None
 
 
@@ -84,7 +92,11 @@ def detect(root: Path) -> tuple[str, str | None]:
     found = find_licence_file(root)
     if found is None:
         return NO_LICENCE, None
-    return identify(found.read_text(encoding="utf-8", errors="replace")), found.name
+    try:
+        text = checkout.read_text(root, found, LICENCE_BYTES)
+    except checkout.Refused:
+        return UNIDENTIFIED, found
+    return identify(text), found
 
 
 def inline_ok(licence: str | None) -> bool:

@@ -4,7 +4,8 @@ A repository tarball is hostile until proven otherwise. `unpack` reads all heade
 refuses the whole archive, naming the member and the reason, when any member has an absolute path
 or `..`, is a device, fifo or other special file, is a link whose target leaves the root (followed
 through the other links in the archive), lies under a link, repeats a path, or when a member, the
-total or the file count is over its cap. Only then does it write regular files and directories
+total (hard links counted as the copies they become, and at most 100 times the compressed size past
+64 MiB) or the file count is over its cap. Only then does it write regular files and directories
 (never through a link: links are created last) into a fresh directory, which it removes again if
 anything fails. Nothing is ever written outside that directory.
 """
@@ -29,6 +30,14 @@ class Limits:
     max_member_bytes: int = 256 * MiB
     max_total_bytes: int = 2048 * MiB
     max_name_bytes: int = 1024
+    # A bomb: past `ratio_free_bytes` unpacked, at most `max_ratio` times the compressed size.
+    max_ratio: int = 100
+    ratio_free_bytes: int = 64 * MiB
+
+    def total_cap(self, compressed: int | None) -> int:
+        if compressed is None:
+            return self.max_total_bytes
+        return min(self.max_total_bytes, max(self.ratio_free_bytes, self.max_ratio * compressed))
 
 
 class Refused(Exception):
@@ -77,11 +86,14 @@ def _resolve(parts: list[str], links: dict[str, str], member: str, depth: int = 
     return out
 
 
-def check(archive: tarfile.TarFile, limits: Limits) -> list[tuple[tarfile.TarInfo, str]]:
-    """Every member with its normalised name, or Refused naming the first member that breaks a rule."""
+def check(archive: tarfile.TarFile, limits: Limits, compressed: int | None = None) -> list[tuple[tarfile.TarInfo, str]]:
+    """Every member with its normalised name, or Refused naming the first member that breaks a rule.
+    `compressed` (the tarball's size) caps the total at `max_ratio` times it (`Limits.total_cap`)."""
+    cap = limits.total_cap(compressed)
     members: list[tuple[tarfile.TarInfo, str]] = []
     kinds: dict[str, str] = {}
     links: dict[str, str] = {}
+    sizes: dict[str, int] = {}
     total = 0
     for info in archive:
         name = info.name
@@ -102,8 +114,9 @@ def check(archive: tarfile.TarFile, limits: Limits) -> list[tuple[tarfile.TarInf
             if info.size > limits.max_member_bytes:
                 raise Refused(f"{info.size} bytes, over the {limits.max_member_bytes}-byte member cap", name)
             total += info.size
-            if total > limits.max_total_bytes:
-                raise Refused(f"total unpacked size over the {limits.max_total_bytes}-byte cap", name)
+            sizes[path] = info.size
+            if total > cap:
+                raise Refused(_over(cap, limits), name)
         elif info.isdir():
             kind = "dir"
         elif info.issym():
@@ -116,6 +129,9 @@ def check(archive: tarfile.TarFile, limits: Limits) -> list[tuple[tarfile.TarInf
             target = "/".join(_parts(info.linkname, name))
             if kinds.get(target) != "file":
                 raise Refused(f"hard link to {info.linkname!r}, which is not an earlier regular file of the archive", name)
+            total += sizes[target]  # unpacked as a copy: it counts as much as its target
+            if total > cap:
+                raise Refused(_over(cap, limits), name)
         else:
             raise Refused(f"unsupported member type {info.type!r}", name)
         previous = kinds.get(path)
@@ -134,6 +150,13 @@ def check(archive: tarfile.TarFile, limits: Limits) -> list[tuple[tarfile.TarInf
         if info.issym():
             _resolve(path.split("/")[:-1] + info.linkname.split("/"), links, info.name)
     return members
+
+
+def _over(cap: int, limits: Limits) -> str:
+    if cap < limits.max_total_bytes:
+        return (f"total unpacked size over {cap} bytes, {limits.max_ratio} times the compressed size "
+                "(a decompression bomb)")
+    return f"total unpacked size over the {limits.max_total_bytes}-byte cap"
 
 
 def _write_file(archive: tarfile.TarFile, info: tarfile.TarInfo, dest: Path) -> None:
@@ -158,7 +181,7 @@ def unpack(tarball: Path, dest: Path, limits: Limits = Limits()) -> None:
     dest.mkdir(parents=True, exist_ok=False)
     try:
         with tarfile.open(tarball, "r:*") as archive:
-            members = check(archive, limits)
+            members = check(archive, limits, tarball.stat().st_size)
             root = dest.resolve()
             deferred_links = []
             for info, path in members:

@@ -120,6 +120,11 @@ def _how_it_ended(answer: dict, report: _Report, wanted: list[str]) -> tuple[str
     if report.tampered is not None:
         return "protocol_error", (f"the sample modified the runner ({', '.join(report.tampered)}); "
                                   "its report is not trusted")
+    memory = answer.get("memory") or {}
+    if memory.get("stopped"):
+        return "killed", (f"stopped for memory: its processes together reached the memory limit of "
+                          f"{_mib(limits.memory_bytes)} (every page they held, memfd and shared memory included, "
+                          f"counted by its {memory.get('accounting')}){during}")
     if answer.get("timed_out"):
         return "timeout", f"wall-clock limit of {limits.wall_seconds:g} s reached{during}; the process tree was killed"
     number = answer.get("signal")

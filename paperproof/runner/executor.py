@@ -49,6 +49,7 @@ class RunRequest:
     fixtures: FixtureSet
     snapshot: str
     limits: dict | None = None
+    commit: str | None = None  # the repository's commit, when known: part of the cache key
 
     def payload(self) -> dict:
         wants_device = any(p.name.lower() in ("device", "dev") for p in self.entry.params)
@@ -72,17 +73,23 @@ class RunRequest:
         return without_defaults(self.entry.closure, supplied) if supplied else self.entry.closure
 
     def cache_key(self) -> str:
-        """Code, closure, fixtures, runner and library versions: any change means a fresh run."""
+        """Everything that can change a result: the repository and its commit, the entry's code and
+        closure, the content of every repository module the closure may import, the fixtures, the
+        runner, the limits and the library versions. Text from the repository (paths may hold bytes
+        that are not UTF-8) is encoded so that no name can fail to be a key."""
         parts = [
+            self.entry.repo,
+            self.commit or "no commit",
             self.entry.code_sha256,
-            hashlib.sha256(self.closure().encode()).hexdigest(),
+            hashlib.sha256(self.closure().encode("utf-8", "surrogateescape")).hexdigest(),
             self.entry.path,
+            *(f"{path} {sha256}" for path, sha256 in sorted(self.entry.closure_modules.items())),
             self.fixtures.digest(),
             RUNNER_VERSION,
             json.dumps(self.limits or {}, sort_keys=True),
             *library_versions(),
         ]
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+        return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def library_versions() -> list[str]:

@@ -10,6 +10,8 @@ Layers, each reported, each with its fallback stated when the kernel refuses it:
   the parent-death signal re-armed after the uid change (the kernel clears it then);
 - system calls: a seccomp deny list (`seccomp`);
 - resource limits: CPU seconds, address space, open files, processes, file size;
+- memory of all its processes together (heap, memfd, shared memory, its tmpfs files): a cgroup per
+  sample (`cgroup`); without one, `memfd_create` is refused and SysV shared memory is capped;
 - environment: nothing from the host (no tokens), a minimal PATH, HOME in the working directory.
 Samples run in the PID namespace of a `Reaper`, which kills whatever a run leaves behind; without
 one (not root), `sweep` kills every process of the slot's uid instead.
@@ -60,6 +62,7 @@ class Limits:
     record_bytes: int = 2 * 1024**2  # one report line: a case whose summary is larger is unserialisable
     value_bytes: int = 256 * 1024**2  # a returned value larger than this is not summarised
     scratch_bytes: int = 64 * 1024**2  # each private tmpfs: the working directory, /tmp, /dev/shm
+    memory_bytes: int = 3 * 1024**3  # all the sample's processes together, every page they charge (`cgroup`)
 
 
 @dataclass
@@ -236,6 +239,17 @@ def enter_namespaces(report: IsolationReport, pid_namespace: bool) -> bool:
         report.fallbacks.append(f"loopback not brought up ({exc.strerror})")
     report.network = "namespace"
     return True
+
+
+def cap_shared_memory(limits: Limits, report: IsolationReport) -> None:
+    """SysV shared memory of the sample's own IPC namespace capped at its memory limit in all (segments
+    outlive the process that made them, and no process need map them). Call only inside that namespace."""
+    page = resource.getpagesize()
+    try:
+        _write("/proc/sys/kernel/shmmax", str(limits.memory_bytes))
+        _write("/proc/sys/kernel/shmall", str(max(1, limits.memory_bytes // page)))
+    except OSError as exc:
+        report.fallbacks.append(f"SysV shared memory not capped ({exc.strerror})")
 
 
 def _write(path: str, text: str) -> None:

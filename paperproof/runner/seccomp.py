@@ -5,7 +5,9 @@ wants (debugging other processes, mounting, new namespaces, kernel keyrings, BPF
 loading, rebooting, io_uring which bypasses this filter), and socket families other than
 AF_UNIX, AF_INET and AF_INET6. A denied call fails with EPERM (EAFNOSUPPORT for sockets), so
 sample code sees an ordinary OSError that the child reports as `blocked`. `clone3` answers
-ENOSYS so that the C library falls back to `clone`, whose namespace flags are filtered.
+ENOSYS so that the C library falls back to `clone`, whose namespace flags are filtered. Where no
+cgroup accounts a sample's memory (`cgroup`), `memfd_create` is denied too: its pages count against
+no other limit.
 
 libseccomp is reached through ctypes (standard library only at the trust boundary); where it is
 missing or refuses, the run record says so and the other layers still hold.
@@ -47,7 +49,8 @@ def _errno_action(code: int) -> int:
 class Filter:
     """A filter context prepared in the zygote; `load` installs it in the calling process."""
 
-    def __init__(self) -> None:
+    def __init__(self, deny_memfd: bool = False) -> None:
+        self.deny_memfd = deny_memfd  # where no cgroup counts memfd pages against the sample's memory
         self.error: str | None = None
         self._lib: ctypes.CDLL | None = None
         self._ctx: int | None = None  # the scmp_filter_ctx pointer seccomp_init returns
@@ -71,6 +74,8 @@ class Filter:
         deny = _errno_action(errno.EPERM)
         for call in DENIED:
             self._rule(deny, call)
+        if self.deny_memfd:
+            self._rule(deny, "memfd_create")
         self._rule(_errno_action(errno.ENOSYS), "clone3")
         for flag in NAMESPACE_FLAGS:
             self._rule(deny, "clone", (0, SCMP_CMP_MASKED_EQ, flag, flag))

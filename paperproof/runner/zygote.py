@@ -1,15 +1,17 @@
 """The zygote: a warm fork server that has imported numpy, pandas and torch once.
 
-The parent writes one JSON request per line on stdin; for each, the zygote forks the sample
-process straight into the PID namespace of its reaper (`sandbox.Reaper`, forked once at start,
-before the warm imports). The sample starts a new session, closes every descriptor it inherited
+The parent writes one JSON request per line on stdin; for each, the zygote makes the sample a
+memory cgroup (`cgroup`, where the machine allows) and forks the sample process straight into the
+PID namespace of its reaper (`sandbox.Reaper`, forked once at start, before the warm imports). The
+sample joins its cgroup, starts a new session, closes every descriptor it inherited
 (the protocol channel above all), enters its own network, mount, IPC and UTS namespaces, builds
 its private root, drops to its slot's uid and runs the child. One fork per sample: forking and
 tearing down the warm address space is the dearest step of a run. The zygote enforces the
 wall-clock limit by killing the sample, then has the reaper kill whatever the run left in the
 namespace (detached grandchildren included); without a reaper (not root), every process of the
 slot's uid is swept instead (`sandbox.sweep`). The zygote then answers one JSON line: how the
-run ended, the child's report lines (raw, capped), the sizes and tails of its output.
+run ended (and whether its cgroup was stopped at the memory limit), the child's report lines (raw,
+capped), the sizes and tails of its output.
 
 Samples and the reaper die with the zygote (parent-death signal), so a killed zygote leaves no
 run behind. CUDA is never initialised here: a forked child must not inherit a CUDA context.
@@ -98,12 +100,21 @@ def _report_lines(path: str, cap: int) -> tuple[list[str], bool]:
     return [line for line in lines if line], truncated
 
 
-def _sample_process(request: dict, workdir: str, uid: int, limits, pid_namespace: bool) -> None:
+def _sample_process(request: dict, workdir: str, uid: int, limits, pid_namespace: bool, group) -> None:
     """The forked sample process: isolate, then hand over to the child runner. Never returns."""
     from paperproof.runner import child, sandbox
 
     parent = os.getppid()  # 0 in the reaper's namespace: the zygote lies outside it
     sandbox.die_with_parent(parent)
+    report = sandbox.IsolationReport()
+    if group is not None:
+        try:
+            group.join()  # first: the private root has no /sys, and every page from here on is counted
+        except OSError as exc:
+            report.fallbacks.append(f"memory cgroup not joined ({exc.strerror}): only the address-space limit holds")
+    else:
+        report.fallbacks.append(f"no memory cgroup ({_ACCOUNTING[1]}): memfd_create refused, SysV shared memory "
+                                "capped; the address-space limit holds per process")
     os.setsid()
     os.dup2(os.open(os.devnull, os.O_RDWR), 0)
     for fd, name in ((1, "stdout"), (2, "stderr")):
@@ -112,8 +123,8 @@ def _sample_process(request: dict, workdir: str, uid: int, limits, pid_namespace
     out = open(os.path.join(workdir, "report.jsonl"), "w", encoding="utf-8")
     mapped = sandbox.mapped_bytes()
     host_root = os.getuid() == 0  # inside a user namespace of our own we would look like root
-    report = sandbox.IsolationReport()
     if sandbox.enter_namespaces(report, pid_namespace):  # never touch mounts outside a namespace of our own
+        sandbox.cap_shared_memory(limits, report)  # the IPC namespace is the sample's own
         package_dir = os.path.dirname(os.path.dirname(os.path.abspath(child.__file__)))
         new_root = os.path.join(os.path.dirname(workdir), ".root")
         owner = uid if host_root else None
@@ -150,10 +161,12 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
         os.chown(workdir, uid, uid)  # writable by the sample only where no private root is made
     os.chmod(workdir, 0o700)
     syscall_filter()  # prepared here once, loaded in each sample
+    accounting = _ACCOUNTING[0]
+    group = accounting.group(limits.memory_bytes, limits.processes) if accounting is not None else None
     pid = _fork(reaper)
     if pid == 0:
         try:
-            _sample_process(request, workdir, uid, limits, reaper is not None)
+            _sample_process(request, workdir, uid, limits, reaper is not None, group)
         finally:
             os._exit(71)
     timed_out, status = _wait(pid, limits.wall_seconds)
@@ -161,6 +174,9 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
         reaper.sweep()  # whatever the run left in the namespace: orphans, detached grandchildren
     else:
         sandbox.sweep(uid)  # without a PID namespace: every process of the slot's uid
+    memory = {"accounting": group.kind if group else None, "stopped": group is not None and group.stopped()}
+    if group is not None:
+        group.remove()
     paths = {name: os.path.join(workdir, name) for name in OUTPUTS}
     lines, truncated = _report_lines(paths["report.jsonl"], limits.output_bytes)
     answer = {
@@ -174,6 +190,7 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
         "stdout_tail": _tail(paths["stdout"]),
         "stderr_tail": _tail(paths["stderr"]),
         "device": request["device"],
+        "memory": memory,
     }
     shutil.rmtree(workdir, ignore_errors=True)
     return answer
@@ -215,22 +232,25 @@ def _wait(pid: int, seconds: float) -> tuple[bool, int]:
 
 
 _FILTER: list = []
+_ACCOUNTING: list = [None, "not looked for"]  # (cgroup.Accounting or None, why none), found once in `main`
 
 
 def syscall_filter():
-    """The seccomp filter, built once per zygote (a few ms) and loaded in every sample (under 1 ms)."""
+    """The seccomp filter, built once per zygote (a few ms) and loaded in every sample (under 1 ms). Without a
+    memory cgroup it also refuses `memfd_create`, whose pages no other limit counts."""
     if not _FILTER:
         from paperproof.runner import seccomp
 
-        _FILTER.append(seccomp.Filter())
+        _FILTER.append(seccomp.Filter(deny_memfd=_ACCOUNTING[0] is None))
     return _FILTER[0]
 
 
 def main() -> None:
-    from paperproof.runner import sandbox
+    from paperproof.runner import cgroup, sandbox
 
     slot = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     reaper = sandbox.Reaper.start()  # before the warm imports: a small process to fork
+    _ACCOUNTING[:] = cgroup.Accounting.find()
     warm = _warm()
     from paperproof.fixtures import values  # noqa: F401 - warm the materialiser for the children
     from paperproof.runner import child  # noqa: F401
@@ -261,6 +281,8 @@ def main() -> None:
             channel.flush()
     finally:
         shutil.rmtree(runs_root, ignore_errors=True)
+        if _ACCOUNTING[0] is not None:
+            _ACCOUNTING[0].close()
 
 
 if __name__ == "__main__":

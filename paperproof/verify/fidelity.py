@@ -137,7 +137,7 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
 
 def paper_reference(case: FixtureCase, metric: str) -> tuple[str, np.ndarray] | None:
     """The paper's variant of a metric on one case, by name and value, as the entry saw the case."""
-    from paperproof.runner.metrics import VARIANTS
+    from paperproof.verify.metrics import VARIANTS
 
     paper = next((v.name for v in VARIANTS.get(metric, ()) if v.paper), None)
     values = _reference(_case_key(case), _logits_dtype(case)).get((metric, paper)) if paper else None

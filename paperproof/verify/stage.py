@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.extract import HOSTILE_TEXT
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.run_result import RunResult
@@ -38,6 +39,7 @@ class Judged:
     repos: dict[str, RepoWork]
     executed: int = 0  # runs made in the sandbox
     cached: int = 0  # runs answered by the cache
+    skipped: tuple[tuple[str, str, str], ...] = ()  # (repo, entry, reason): no fixture or contract could be made
 
 
 def _snapshot(work: RepoWork) -> str:
@@ -85,20 +87,29 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
     """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did. An entry
     that raised on every case at its input boundary is run again on the other plausible layouts of
     its arguments; the first the code accepts is kept, and the page says so."""
-    jobs = [_Job(key, chosen, synthesize(chosen.entry), contracts.draft(chosen.entry))
-            for key in sorted(repos) for chosen in repos[key].selected]
+    jobs = []
+    skipped = []
+    for key in sorted(repos):
+        for chosen in repos[key].selected:
+            try:
+                jobs.append(_Job(key, chosen, synthesize(chosen.entry), contracts.draft(chosen.entry)))
+            except HOSTILE_TEXT as exc:  # its declarations are repository text too: a record, not the end
+                skipped.append((repos[key].record.repo, f"{chosen.entry.path}::{chosen.entry.qualname}",
+                                f"no fixture or contract could be drafted: {type(exc).__name__}"))
     cache = ResultCache(settings.cache / "runs" if settings.cache else None)
     snapshots = {job.key: _snapshot(repos[job.key]) for job in jobs if job.fixtures.cases}
-    results, executed = _run_all([RunRequest(j.chosen.entry, j.fixtures, snapshots[j.key], settings.limits)
-                                  for j in jobs if j.fixtures.cases], settings, cache, "run")
+    commits = {key: repos[key].record.commit for key in repos}  # part of the cache key
+    results, executed = _run_all([RunRequest(j.chosen.entry, j.fixtures, snapshots[j.key], settings.limits,
+                                             commit=commits[j.key]) for j in jobs if j.fixtures.cases],
+                                 settings, cache, "run")
     retry: list[tuple[_Job, str, FixtureSet]] = []
     for job in jobs:
         job.result = results.get(_key(job.chosen.entry, job.fixtures))
         job.findings, job.judged = job.judge(job.fixtures, job.result)
         if job.judged.status == "ran_fixture":
             retry.extend((job, words, alt) for words, alt in layout.alternatives(job.fixtures))
-    again, more = _run_all([RunRequest(job.chosen.entry, alt, snapshots[job.key], settings.limits)
-                            for job, _, alt in retry], settings, cache, "retry")
+    again, more = _run_all([RunRequest(job.chosen.entry, alt, snapshots[job.key], settings.limits,
+                                       commit=commits[job.key]) for job, _, alt in retry], settings, cache, "retry")
     executed += more
     for job, words, alt in retry:
         first = job.judged
@@ -129,4 +140,4 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
                                          job.contract, job.judged, papers, job.findings, why_chosen=why))
     linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
     judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
-    return Judged({key: judged_repos[key] for key in repos}, executed, cache.hits)
+    return Judged({key: judged_repos[key] for key in repos}, executed, cache.hits, tuple(skipped))
