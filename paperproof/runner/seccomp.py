@@ -7,6 +7,11 @@ AF_UNIX, AF_INET and AF_INET6. A denied call fails with EPERM (EAFNOSUPPORT for 
 sample code sees an ordinary OSError that the child reports as `blocked`. `clone3` answers
 ENOSYS so that the C library falls back to `clone`, whose namespace flags are filtered.
 
+With `notify`, the denied calls are not refused by the kernel alone: each one is handed to the
+process that loaded the filter (the harness, which makes no such call itself) through a
+listener descriptor, recorded there, and answered with the same error. So what a sample tried
+is known to a process it cannot reach, even when it catches the error. `Listener` does that.
+
 libseccomp is reached through ctypes (standard library only at the trust boundary); where it is
 missing or refuses, the run record says so and the other layers still hold.
 """
@@ -16,8 +21,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import fcntl
+import struct
 
 SCMP_ACT_ALLOW = 0x7FFF0000
+SCMP_ACT_NOTIFY = 0x7FC00000
+NOTIF_RECV, NOTIF_SEND = 0xC0502100, 0xC0182101  # SECCOMP_IOCTL_NOTIF_RECV / _SEND on x86-64 and arm64
 SCMP_CMP_EQ, SCMP_CMP_GE, SCMP_CMP_MASKED_EQ = 4, 5, 7
 
 DENIED = (
@@ -47,8 +56,10 @@ def _errno_action(code: int) -> int:
 class Filter:
     """A filter context prepared in the zygote; `load` installs it in the calling process."""
 
-    def __init__(self) -> None:
+    def __init__(self, notify: bool = False) -> None:
         self.error: str | None = None
+        self.notify = notify
+        self.names: dict[int, str] = {}  # syscall number -> name, for the calls that notify
         self._lib = None
         self._ctx = None
         try:
@@ -64,17 +75,18 @@ class Filter:
         lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)]
         lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
         lib.seccomp_load.argtypes = [ctypes.c_void_p]
+        lib.seccomp_notify_fd.argtypes = [ctypes.c_void_p]
         ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
         if not ctx:
             raise OSError(errno.ENOMEM, "seccomp_init failed")
         self._lib, self._ctx = lib, ctx
-        deny = _errno_action(errno.EPERM)
+        deny = SCMP_ACT_NOTIFY if self.notify else _errno_action(errno.EPERM)
         for call in DENIED:
             self._rule(deny, call)
         self._rule(_errno_action(errno.ENOSYS), "clone3")
         for flag in NAMESPACE_FLAGS:
             self._rule(deny, "clone", (0, SCMP_CMP_MASKED_EQ, flag, flag))
-        refuse = _errno_action(errno.EAFNOSUPPORT)
+        refuse = SCMP_ACT_NOTIFY if self.notify else _errno_action(errno.EAFNOSUPPORT)
         for family in range(0, MAX_FAMILY + 1):
             if family not in ALLOWED_FAMILIES:
                 self._rule(refuse, "socket", (0, SCMP_CMP_EQ, family, 0))
@@ -84,6 +96,8 @@ class Filter:
         number = self._lib.seccomp_syscall_resolve_name(call.encode())
         if number < 0:
             return  # not a call on this architecture
+        if action == SCMP_ACT_NOTIFY:
+            self.names[number] = call
         array = (_ArgCmp * max(1, len(conditions)))(*(_ArgCmp(*c) for c in conditions))
         result = self._lib.seccomp_rule_add_array(self._ctx, action, number, len(conditions), array)
         if result < 0:
@@ -97,3 +111,35 @@ class Filter:
         if result < 0:
             return f"seccomp_load: {errno.errorcode.get(-result, result)}"
         return None
+
+    def listener(self) -> Listener | None:
+        """After `load` with `notify`: the descriptor the denied calls arrive on."""
+        if not self.notify or self._lib is None:
+            return None
+        fd = self._lib.seccomp_notify_fd(self._ctx)
+        return Listener(fd, dict(self.names)) if fd >= 0 else None
+
+
+class Listener:
+    """The harness's end of the filter: each denied call is read, named and refused here."""
+
+    def __init__(self, fd: int, names: dict[int, str]) -> None:
+        self.fd, self.names = fd, names
+
+    def answer(self) -> tuple[str, tuple[int, ...]] | None:
+        """Refuse one pending call (EPERM; EAFNOSUPPORT for a socket family) and say what it was:
+        (syscall name, its arguments). None when the caller went away before it was read."""
+        request = bytearray(80)
+        try:
+            fcntl.ioctl(self.fd, NOTIF_RECV, request, True)
+        except OSError:
+            return None
+        ident, _pid, _flags, number = struct.unpack_from("<QIIi", request)
+        args = struct.unpack_from("<6Q", request, 32)
+        name = self.names.get(number, f"system call {number}")
+        code = errno.EAFNOSUPPORT if name == "socket" else errno.EPERM
+        try:
+            fcntl.ioctl(self.fd, NOTIF_SEND, bytearray(struct.pack("<QqiI", ident, 0, -code, 0)), True)
+        except OSError:
+            pass
+        return name, args
