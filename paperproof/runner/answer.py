@@ -132,7 +132,8 @@ def _how_it_ended(answer: dict, report: _Report, wanted: list[str]) -> tuple[str
             how = "exited without returning (" + how.removesuffix(" without returning").removeprefix("exited with ") + ")"
         others = len(ends) - 1
         more = f" and {others} other case{'s' if others > 1 else ''}" if others else ""
-        return end, f"{how} during case {first}{more}"
+        killed = "; the process tree was killed" if end == "timeout" else ""
+        return end, f"{how} during case {first}{more}{killed}"
     code = answer.get("exit_code")
     if report.current is not None or not all(cid in report.cases for cid in wanted):
         if answer.get("signal"):

@@ -206,7 +206,7 @@ class _Supervisor:
         while alive:
             left = self.deadline - _now()
             if left <= 0:
-                ended = ("timeout", f"wall-clock limit of {self.limits.wall_seconds:g} s reached; the process tree was killed")
+                ended = ("timeout", f"wall-clock limit of {self.limits.wall_seconds:g} s reached")
                 break
             for fd, _ in poller.poll(left * 1000):
                 if fd == read_end:

@@ -157,7 +157,12 @@ def read(message: bytes) -> Message:
     if magic != MAGIC or kind not in KINDS or len(message) != HEADER.size + length:
         raise Malformed("not one whole hand-back")
     reader = _Reader(bytes(message[HEADER.size:]))
-    body = _read_tree(reader)
+    try:
+        body = _read_tree(reader)
+    except Malformed:
+        raise
+    except (ValueError, TypeError, OverflowError, struct.error) as exc:  # e.g. a dtype numpy refuses
+        raise Malformed(f"unreadable at byte {reader.pos}: {exc}") from None
     if reader.pos != len(reader.data):
         raise Malformed(f"{len(reader.data) - reader.pos} bytes after the value")
     return Message(kind.decode(), body)
@@ -207,7 +212,7 @@ def _read_node(r: _Reader, tag: bytes):
             raise Malformed("a bool that is neither 0 nor 1")
         return bool(flag), None
     if tag == b"I":
-        digits = r.text(5000)
+        digits = r.text(4300)
         if not digits or not digits.lstrip("-").isdigit() or not digits.isascii():
             raise Malformed("an int that is not decimal digits")
         return int(digits), None
