@@ -352,11 +352,14 @@ def _describer(entry_file: str, entry_name: str):
 
 def _sender(fd: int):
     """Send it (kind, body): it writes one hand-back on `fd`, then stops this process until the
-    harness resumes it (for a repeated call) or kills it."""
+    harness resumes it (for a repeated call) or kills it. A process the sample forked, returning
+    through these frames, never writes: it exits."""
     write, pack, view, kill, pid, stop = os.write, struct.Struct("<4scQ").pack, memoryview, os.kill, os.getpid(), signal.SIGSTOP
-    magic, _len = MAGIC, len
+    magic, _len, getpid, exit_now = MAGIC, len, os.getpid, os._exit
     while True:
         kind, body = yield
+        if getpid() != pid:
+            exit_now(0)
         data = view(pack(magic, kind, _len(body)) + body)
         while data:
             data = data[write(fd, data):]
