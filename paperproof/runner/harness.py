@@ -25,6 +25,7 @@ import json
 import os
 import select
 import signal
+import time
 
 from paperproof.runner import sandbox, summary, wire
 
@@ -148,6 +149,7 @@ class _Supervisor:
         self.request, self.limits, self.uid, self.host_root, self.mapped = request, limits, uid, host_root, mapped
         self.report_fd, self.listener, self.deadline = report_fd, listener, deadline
         self.cpu_used = 0.0
+        self.dying: list[int] = []  # case processes killed, not yet reaped
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w)
@@ -212,7 +214,7 @@ class _Supervisor:
                 if fd == read_end:
                     buffer += _drain(read_end)
                     if len(buffer) > calls * (cap + wire.HEADER.size):
-                        malformed = f"it sent more than the {summary_cap(self.limits)} cap on returned values"
+                        malformed = f"it sent more than the {self.limits.value_bytes / 1024**2:.0f} MiB cap on returned values"
                         alive = False
                 elif self.listener is not None and fd == self.listener.fd:
                     answered = self.listener.answer()
@@ -248,10 +250,12 @@ class _Supervisor:
             self.cpu_used += usage.ru_utime + usage.ru_stime
             alive = False
             pid = None
-        if pid is not None:
-            self.cpu_used += _kill(pid)
+        if pid is not None:  # reaped later: tearing down its address space need not hold up the next case
+            _signal(pid, signal.SIGKILL)
+            self.dying.append(pid)
+        self.reap()
         self._sweep()
-        buffer += _drain_to_end(read_end)
+        buffer += _drain(read_end)  # all its writers are killed: what they wrote is there
         os.close(read_end)
         for answered in self._pending_calls():
             attempts.append(call_line(*answered))
@@ -275,35 +279,41 @@ class _Supervisor:
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
         return "killed", f"ended by {name}: {SIGNAL_REASONS.get(number, 'a signal')}"
 
+    def reap(self, wait: bool = False) -> None:
+        """Reap the killed case processes that are gone (all of them, with `wait`), counting their CPU."""
+        for pid in list(self.dying):
+            try:
+                found, _, usage = os.wait4(pid, 0 if wait else os.WNOHANG)
+            except ChildProcessError:
+                found, usage = pid, None
+            if found:
+                self.dying.remove(pid)
+                if usage is not None:
+                    self.cpu_used += usage.ru_utime + usage.ru_stime
+
     def _sweep(self) -> None:
         """Kill whatever the case left running (children, detached grandchildren): every process of
-        the sample's uid in this PID namespace, until none is left."""
+        the sample's uid in this PID namespace, scanning again until no new one appears."""
         if not self.host_root:
             return
         if not os.path.isdir("/proc/self"):
             sandbox.sweep(self.uid)
             return
-        for _ in range(1000):
-            found = []
+        killed: set[int] = set(self.dying)
+        for _ in range(10_000):
+            found = set()
             for name in os.listdir("/proc"):
-                if name.isdigit():
+                if name.isdigit() and int(name) not in killed:
                     try:
                         if os.stat(f"/proc/{name}").st_uid == self.uid:
-                            found.append(int(name))
+                            found.add(int(name))
                     except OSError:
                         pass
             if not found:
                 break
             for pid in found:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            for pid in found:
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
+                _signal(pid, signal.SIGKILL)
+            killed |= found
 
     def _pending_calls(self):
         """Denied calls still queued on the listener (their callers are dead: nothing to answer)."""
@@ -370,17 +380,11 @@ class _Supervisor:
                 "line": info["line"] if isinstance(info.get("line"), int) and not isinstance(info.get("line"), bool) else None}
 
 
-def summary_cap(limits: sandbox.Limits) -> str:
-    return f"{limits.value_bytes / 1024**2:.0f} MiB"
-
-
 def _exception(kind: str, message: str) -> dict:
     return {"type": kind, "message": message[:400], "where": "callee", "missing_module": None, "blocked": None, "line": None}
 
 
 def _now() -> float:
-    import time
-
     return time.monotonic()
 
 
@@ -397,22 +401,11 @@ def _drain(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _drain_to_end(fd: int) -> bytes:
-    """What is left on a pipe whose writers are all dead (bounded: the pipe's buffer)."""
-    return _drain(fd)
-
-
-def _kill(pid: int) -> float:
-    """Kill and reap a case process; the CPU seconds it used."""
+def _signal(pid: int, number: int) -> None:
     try:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, number)
     except ProcessLookupError:
         pass
-    try:
-        usage = os.wait4(pid, 0)[2]
-    except ChildProcessError:
-        return 0.0
-    return usage.ru_utime + usage.ru_stime
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -502,7 +495,8 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
             supervisor.emit({"event": "load_failed", "exception": record["exception"], "blocked": record["blocked"]})
             break
         supervisor.emit({"event": "case", "case_id": case["case_id"], **record, **({"end": end} if end else {})})
-        if end == "timeout" or (end == "killed" and "SIGXCPU" in record.get("ended", "")) \
-                or supervisor.cpu_used >= limits.cpu_seconds:
+        if end == "timeout" or (end == "killed" and "SIGXCPU" in record.get("ended", "")):
             break  # the run's time is spent: the other cases are not reached
+        supervisor.reap()
+    supervisor.reap(wait=True)
     os._exit(0)

@@ -1,22 +1,24 @@
 """The zygote: a warm fork server that has imported numpy, pandas and torch once.
 
-The parent writes one JSON request per line on stdin; for each, the zygote forks the sample
-process straight into the PID namespace of its reaper (`sandbox.Reaper`, forked once at start,
-before the warm imports). The sample starts a new session, closes every descriptor it inherited
-(the protocol channel above all), enters its own network, mount, IPC and UTS namespaces, builds
-its private root, drops to its slot's uid and runs the child. One fork per sample: forking and
-tearing down the warm address space is the dearest step of a run. The zygote enforces the
-wall-clock limit by killing the sample, then has the reaper kill whatever the run left in the
-namespace (detached grandchildren included); without a reaper (not root), every process of the
-slot's uid is swept instead (`sandbox.sweep`). The zygote then answers one JSON line: how the
-run ended, the child's report lines (raw, capped), the sizes and tails of its output.
+The parent writes one JSON request per line on stdin; for each, the zygote forks the run's
+harness (`runner.harness`) straight into the PID namespace of its reaper (`sandbox.Reaper`,
+forked once at start, before the warm imports). The harness closes every descriptor it
+inherited but its report pipe, enters its own network, mount, IPC and UTS namespaces, builds
+its private root and loads the system-call filter, then forks one case process per fixture
+case, which drops to the slot's uid and makes the call. The harness keeps the run's wall-clock
+limit itself; the zygote reads its report and kills it only past a backstop, then has the
+reaper kill whatever the run left in the namespace (detached grandchildren included); without a
+reaper (not root), every process of the slot's uid is swept instead (`sandbox.sweep`). The
+zygote then answers one JSON line: how the harness ended, its report lines (capped), the sizes
+and tails of the sample's output.
 
-Samples and the reaper die with the zygote (parent-death signal), so a killed zygote leaves no
-run behind. CUDA is never initialised here: a forked child must not inherit a CUDA context.
+Harnesses, samples and the reaper die with the zygote (parent-death signal), so a killed zygote
+leaves no run behind. CUDA is never initialised here: a forked child must not inherit a CUDA context.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -205,9 +207,10 @@ def main() -> None:
     reaper = sandbox.Reaper.start()  # before the warm imports: a small process to fork
     warm = _warm()
     from paperproof.fixtures import values  # noqa: F401 - warm the materialiser for the children
-    from paperproof.runner import child  # noqa: F401
+    from paperproof.runner import child, harness  # noqa: F401 - and the harness, the wire reader, the summaries
 
     syscall_filter()
+    gc.freeze()  # what the warm imports made is never collected: no copy-on-write of it in each fork
     runs_root = tempfile.mkdtemp(prefix="paperproof-runs-")
     os.chmod(runs_root, 0o711)
     os.makedirs(os.path.join(runs_root, ".root"))  # mount point for each sample's private root
