@@ -265,6 +265,7 @@ def test_blocked_attempts_are_on_the_sample_page_and_its_twin(hostile: dict, tmp
     by_path = {r["path"]: r for r in hostile["records"]}
     forger = by_path["forge_after_blocked.py"]  # catches both refusals, forges clean records and exits
     assert "tried to open a network connection (blocked)" in forger["blocked"]
+    assert any(re.fullmatch(r"tried to write .*/cache\.npy, which is read-only \(blocked\)", line) for line in forger["blocked"])
     assert forger["status"] == "unverified"
     assert "tried to open a netlink socket (blocked)" in by_path["netlink_probe.py"]["blocked"]
     assert any(line.startswith("tried to make or enter namespaces (unshare") for line in by_path["unshare_escape.py"]["blocked"])

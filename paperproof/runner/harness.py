@@ -25,9 +25,10 @@ import json
 import os
 import select
 import signal
+import sys
 import time
 
-from paperproof.runner import sandbox, summary, wire
+from paperproof.runner import sandbox, seccomp, summary, wire
 
 SIGNAL_REASONS = {
     signal.SIGSEGV: "segmentation fault",
@@ -42,6 +43,7 @@ SIGNAL_REASONS = {
 NETWORK_ERRNOS = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ECONNREFUSED, errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT}
 FS_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
 # counters of the run's own network namespace that move when a connection is refused or has no route
+AT_FDCWD = 0xFFFFFF9C  # -100 as the kernel passes it, low 32 bits
 NET_COUNTERS = {("Ip", "OutNoRoutes"), ("Tcp", "AttemptFails"), ("Udp", "NoPorts"), ("Ip6", "OutNoRoutes"), ("Udp6", "NoPorts")}
 SOCKET_FAMILIES = {16: "netlink", 17: "packet", 4: "IPX", 5: "AppleTalk", 9: "X.25", 29: "CAN", 31: "Bluetooth",
                    38: "kernel crypto", 40: "vsock", 44: "XDP"}
@@ -217,9 +219,7 @@ class _Supervisor:
                         malformed = f"it sent more than the {self.limits.value_bytes / 1024**2:.0f} MiB cap on returned values"
                         alive = False
                 elif self.listener is not None and fd == self.listener.fd:
-                    answered = self.listener.answer()
-                    if answered is not None:
-                        attempts.append(call_line(*answered))
+                    self._on_call(attempts)
                 elif fd == self.wake_r:
                     _drain(self.wake_r)
             if not alive:
@@ -257,8 +257,9 @@ class _Supervisor:
         self._sweep()
         buffer += _drain(read_end)  # all its writers are killed: what they wrote is there
         os.close(read_end)
-        for answered in self._pending_calls():
-            attempts.append(call_line(*answered))
+        while self.listener is not None and select.select([self.listener.fd], [], [], 0)[0]:
+            if not self._on_call(attempts):  # calls still queued: their callers are dead
+                break
         after = _net_counters()
         if any(after.get(k, 0) > before.get(k, 0) for k in after):
             attempts.append("tried to open a network connection (blocked)")
@@ -315,13 +316,20 @@ class _Supervisor:
                 _signal(pid, signal.SIGKILL)
             killed |= found
 
-    def _pending_calls(self):
-        """Denied calls still queued on the listener (their callers are dead: nothing to answer)."""
-        while self.listener is not None and select.select([self.listener.fd], [], [], 0)[0]:
-            answered = self.listener.answer()
-            if answered is None:
-                break
-            yield answered
+    def _on_call(self, attempts: list[str]) -> bool:
+        """Answer one call the filter handed over, recording what it tried; False when none was there."""
+        got = self.listener.receive()
+        if got is None:
+            return False
+        ident, pid, name, args = got
+        if name in seccomp.OPENS:
+            path = _opened_path(pid, name, args)  # read while its caller waits for the answer
+            if path is not None and _read_only(path):
+                attempts.append(f"tried to write {path}, which is read-only (blocked)")
+        else:
+            attempts.append(call_line(name, args))
+        self.listener.respond(ident, name)
+        return True
 
     def _judge(self, accepted: list[bytes], calls: int, ended, malformed, attempts: list[str]) -> dict:
         record: dict = {}
@@ -401,6 +409,35 @@ def _drain(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+def _opened_path(pid: int, name: str, args: tuple[int, ...]) -> str | None:
+    """The absolute path an open names, read from the calling process's memory (it is blocked in
+    the call) and joined to its working directory or the directory descriptor it gave."""
+    address = args[1] if name == "openat" else args[0]
+    try:
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as memory:
+            memory.seek(address)
+            raw = memory.read(4096).split(b"\0", 1)[0]
+        path = os.fsdecode(raw)
+        if not os.path.isabs(path):
+            dirfd = args[0] & 0xFFFFFFFF
+            base = f"/proc/{pid}/cwd" if name != "openat" or dirfd == AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
+            path = os.path.join(os.readlink(base), path)
+        return os.path.normpath(path)
+    except (OSError, ValueError, OverflowError):
+        return None
+
+
+def _read_only(path: str) -> bool:
+    """Whether `path` (or the nearest directory above it that exists) lies on a read-only mount."""
+    probe = path
+    while probe and not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    try:
+        return bool(os.statvfs(probe or "/").f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def _signal(pid: int, number: int) -> None:
     try:
         os.kill(pid, number)
@@ -475,6 +512,7 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
         report.fallbacks.append("not root: runs as the invoking user, confined by the namespaces")
     sandbox.prctl(sandbox.PR_SET_NO_NEW_PRIVS, 1)
     sandbox.prctl(sandbox.PR_SET_DUMPABLE, 0)  # its memory and descriptors stay out of reach through /proc
+    sys.dont_write_bytecode = True  # no open for writing from here on: it would wait on this process's own listener
     refused = syscall_filter.load()
     listener = None
     if refused is None:

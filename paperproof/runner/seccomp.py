@@ -41,6 +41,8 @@ DENIED = (
     "io_uring_setup", "io_uring_enter", "io_uring_register",
 )
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
+OPENS = {"open": 1, "openat": 2, "creat": None}  # call -> index of its flags (creat always writes)
+WRITE_FLAGS = (0o1, 0o2, 0o100, 0o1000)  # O_WRONLY, O_RDWR, O_CREAT, O_TRUNC
 ALLOWED_FAMILIES = (1, 2, 10)  # AF_UNIX, AF_INET, AF_INET6
 MAX_FAMILY = 46  # AF_MAX on current kernels; anything above is refused by one rule
 
@@ -91,6 +93,10 @@ class Filter:
             if family not in ALLOWED_FAMILIES:
                 self._rule(refuse, "socket", (0, SCMP_CMP_EQ, family, 0))
         self._rule(refuse, "socket", (0, SCMP_CMP_GE, MAX_FAMILY + 1, 0))
+        if self.notify:  # opens for writing: the harness looks at where, then lets the kernel decide
+            for call, index in OPENS.items():
+                for flag in (WRITE_FLAGS if index is not None else (None,)):
+                    self._rule(SCMP_ACT_NOTIFY, call, *(((index, SCMP_CMP_MASKED_EQ, flag, flag),) if flag else ()))
 
     def _rule(self, action: int, call: str, *conditions: tuple[int, int, int, int]) -> None:
         number = self._lib.seccomp_syscall_resolve_name(call.encode())
@@ -126,20 +132,25 @@ class Listener:
     def __init__(self, fd: int, names: dict[int, str]) -> None:
         self.fd, self.names = fd, names
 
-    def answer(self) -> tuple[str, tuple[int, ...]] | None:
-        """Refuse one pending call (EPERM; EAFNOSUPPORT for a socket family) and say what it was:
-        (syscall name, its arguments). None when the caller went away before it was read."""
+    def receive(self) -> tuple[int, int, str, tuple[int, ...]] | None:
+        """The next pending call: (id, pid, syscall name, arguments); None when its caller went away."""
         request = bytearray(80)
         try:
             fcntl.ioctl(self.fd, NOTIF_RECV, request, True)
         except OSError:
             return None
-        ident, _pid, _flags, number = struct.unpack_from("<QIIi", request)
-        args = struct.unpack_from("<6Q", request, 32)
-        name = self.names.get(number, f"system call {number}")
-        code = errno.EAFNOSUPPORT if name == "socket" else errno.EPERM
+        ident, pid, _flags, number = struct.unpack_from("<QIIi", request)
+        return ident, pid, self.names.get(number, f"system call {number}"), struct.unpack_from("<6Q", request, 32)
+
+    def respond(self, ident: int, name: str) -> None:
+        """Let an open for writing go on to the kernel (which may refuse it), refuse anything else:
+        EPERM, or EAFNOSUPPORT for a socket family."""
+        if name in OPENS:
+            response = struct.pack("<QqiI", ident, 0, 0, 1)  # SECCOMP_USER_NOTIF_FLAG_CONTINUE
+        else:
+            code = errno.EAFNOSUPPORT if name == "socket" else errno.EPERM
+            response = struct.pack("<QqiI", ident, 0, -code, 0)
         try:
-            fcntl.ioctl(self.fd, NOTIF_SEND, bytearray(struct.pack("<QqiI", ident, 0, -code, 0)), True)
+            fcntl.ioctl(self.fd, NOTIF_SEND, bytearray(response), True)
         except OSError:
-            pass
-        return name, args
+            pass  # its caller is gone
