@@ -187,6 +187,7 @@ class _Supervisor:
 
     def run_case(self, plan: dict) -> dict:
         """Fork, supervise and judge one case: the record the report carries (without its id)."""
+        self.reap(wait=True)  # the case before is gone (its teardown overlapped our own work): it never sees it
         read_end, write_end = os.pipe()
         before = _net_counters()
         pid = os.fork()
@@ -250,7 +251,7 @@ class _Supervisor:
             self.cpu_used += usage.ru_utime + usage.ru_stime
             alive = False
             pid = None
-        if pid is not None:  # reaped later: tearing down its address space need not hold up the next case
+        if pid is not None:  # reaped later: tearing down its address space overlaps judging and reporting
             _signal(pid, signal.SIGKILL)
             self.dying.append(pid)
         self.reap()
