@@ -227,8 +227,10 @@ def test_secrets_and_tokens_never_reach_a_sample(hostile: dict) -> None:
     assert FAKE_TOKEN not in output
     assert hostile["secret_text"] not in output
     sees = next(r for r in hostile["records"] if r["path"] == "see_processes.py")
-    for case in sees["cases"]:  # the reaper (PID 1 of its namespace), the run's harness and itself: nothing else
-        assert re.fullmatch(r"dict len 3 \{1, \d+, \d+\}", case["output"]), case["output"]
+    # the reaper (PID 1 of its namespace), the run's harness, itself, and at most the case before it,
+    # killed and not yet reaped (its memory out of reach: not dumpable): no host process, no other sample
+    for case in sees["cases"]:
+        assert re.fullmatch(r"dict len [34] \{1, \d+, \d+(, \d+)?\}", case["output"]), case["output"]
     forger = next(r for r in hostile["records"] if r["path"] == "forge_protocol.py")
     assert {c["outcome"] for c in forger["cases"]} == {"unserialisable"}  # what it wrote on its channel is not a value
 

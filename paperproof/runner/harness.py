@@ -187,7 +187,7 @@ class _Supervisor:
 
     def run_case(self, plan: dict) -> dict:
         """Fork, supervise and judge one case: the record the report carries (without its id)."""
-        self.reap(wait=True)  # the case before is gone (its teardown overlapped our own work): it never sees it
+        self.reap(keep=1)
         read_end, write_end = os.pipe()
         before = _net_counters()
         pid = os.fork()
@@ -251,7 +251,7 @@ class _Supervisor:
             self.cpu_used += usage.ru_utime + usage.ru_stime
             alive = False
             pid = None
-        if pid is not None:  # reaped later: tearing down its address space overlaps judging and reporting
+        if pid is not None:  # reaped later: tearing down its address space need not hold up the next case
             _signal(pid, signal.SIGKILL)
             self.dying.append(pid)
         self.reap()
@@ -281,9 +281,12 @@ class _Supervisor:
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
         return "killed", f"ended by {name}: {SIGNAL_REASONS.get(number, 'a signal')}"
 
-    def reap(self, wait: bool = False) -> None:
-        """Reap the killed case processes that are gone (all of them, with `wait`), counting their CPU."""
-        for pid in list(self.dying):
+    def reap(self, keep: int | None = None) -> None:
+        """Reap the killed case processes: those that are gone, and every one but the newest `keep`
+        (waiting for them), so at most `keep` linger, tearing down, while the next case runs."""
+        pending = list(self.dying)
+        for index, pid in enumerate(pending):
+            wait = keep is not None and index < len(pending) - keep
             try:
                 found, _, usage = os.wait4(pid, 0 if wait else os.WNOHANG)
             except ChildProcessError:
@@ -537,5 +540,5 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
         if end == "timeout" or (end == "killed" and "SIGXCPU" in record.get("ended", "")):
             break  # the run's time is spent: the other cases are not reached
         supervisor.reap()
-    supervisor.reap(wait=True)
+    supervisor.reap(keep=0)
     os._exit(0)
