@@ -112,7 +112,7 @@ def console_errors(browser) -> list[str]:
 
 def no_alert(browser) -> bool:
     try:
-        browser.switch_to.alert
+        _ = browser.switch_to.alert
     except NoAlertPresentException:
         return True
     return False
@@ -167,6 +167,40 @@ def test_navigate_the_bundled_site_and_search_without_console_errors(bundled_sit
     assert "/search/?q=specimen" in driver.current_url
     errors = console_errors(driver)
     assert errors == []
+
+
+def test_a_departure_on_a_sample_page_gives_its_lines_formulas_and_worked_case(bundled_site, serve, driver):
+    """From the fork's repository page to `forgetting_events`: the departure's line is the one shown in
+    the code, both formulas are there, and the worked case is the never-learned sample of the run."""
+    base = serve(bundled_site)
+    driver.get_log("browser")
+    driver.get(base + "/repo/paperproof-specimens+dynamics-maps-fork/")
+    link = next(a for a in driver.find_elements(By.CSS_SELECTOR, "main a[href*='/sample/']") if a.text == "forgetting_events")
+    before = driver.current_url
+    link.click()
+    WebDriverWait(driver, 10).until(lambda b: b.current_url != before and
+                                    b.execute_script("return document.readyState") == "complete")
+    departure = driver.find_element(By.CSS_SELECTOR, "#fidelity + p + ul dl.departure")
+    where = departure.find_element(By.CSS_SELECTOR, ".departure-lines").text
+    assert where == "line 63 of dynamics_maps/metrics.py"
+    code_lines = driver.find_element(By.CSS_SELECTOR, "section .code").text.splitlines()
+    shown = next(line for line in code_lines if line.strip().startswith("63 "))
+    assert "scores / n_epochs" in shown  # the line the page points at is the one that divides by E
+    assert departure.find_element(By.CSS_SELECTOR, ".departure-paper").text.endswith("1000 if never correct")
+    assert departure.find_element(By.CSS_SELECTOR, ".departure-code").text.endswith("/ E; 0 if never correct")
+    case = departure.find_element(By.CSS_SELECTOR, ".departure-case").text
+    from paperproof.fixtures.synth import CASE_PLAN
+    from paperproof.fixtures.values import NEVER, case_dynamics
+
+    _, _, seed, dims = CASE_PLAN[0]
+    logits, labels = case_dynamics({"seed": seed, "dims": dims})
+    never = 3  # the first samples of a run are one of each archetype, in order: easy, ambiguous, hard, never
+    assert NEVER == never and not (logits.argmax(-1)[:, never] == labels[never]).any()
+    flags = ", ".join(["✗"] * dims["E"])
+    assert case.startswith(f"sample {never} of case typical, gold class {labels[never]}, correct per epoch [{flags}]")
+    assert case.endswith("the paper scores 1000, the code 0")
+    assert "least forgettable" in departure.find_element(By.CSS_SELECTOR, ".departure-effect").text
+    assert console_errors(driver) == []
 
 
 # --- the XSS corpus ---

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from paperproof.build import verdict
 from paperproof.build.pipeline import BuildConfig, build
 from paperproof.catalogue.extract import extract_module
 from paperproof.catalogue.sample import Contract
 from paperproof.fixtures.synth import synthesize
 from paperproof.runner.answer import parse_answer
 from paperproof.runner.executor import Executor, ResultCache, RunRequest
+from paperproof.verify import verdict
 
 
 def request(tmp: Path, code: str, limits: dict | None = None, name: str = "m.py") -> RunRequest:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from paperproof.build.contracts import draft
-from paperproof.build.verdict import judge
 from paperproof.catalogue.extract import extract_module
 from paperproof.catalogue.fixture_case import FixtureSet, Unsynthesizable
 from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, ExceptionInfo, RunResult
 from paperproof.fixtures.synth import synthesize
+from paperproof.verify.contracts import draft
+from paperproof.verify.verdict import judge
 
 ENTRY = extract_module("def f(x: int) -> float:\n    pass\n", repo="o/r", path="m.py")[0]
 FIXTURES = synthesize(ENTRY)
@@ -77,3 +77,55 @@ def test_tier():
     assert repeat.metamorphic_tier == "deterministic"
     differs = judge(FIXTURES, result(every(outcome="returned", value=FLOAT, repeat_equal=False)), CONTRACT)
     assert differs.metamorphic_tier == "well_formed"
+
+
+PER_SAMPLE = extract_module("def forget(correctness_trend) -> int:\n    return 0\n", repo="o/r", path="m.py")[0]
+
+
+def test_a_per_sample_entry_is_judged_per_call_not_on_the_collected_list():
+    fixtures = synthesize(PER_SAMPLE)
+    assert all(c.per_sample for c in fixtures.cases)
+    ints = EncodedValue(type="list", dtype="int64", shape=[3], length=3, data=[0, 2, 1000], digest="l")
+    cases = [CaseOutcome(case_id=c.case_id, outcome="returned", value=ints) for c in fixtures.cases]
+    v = judge(fixtures, result(cases), draft(PER_SAMPLE))
+    assert (v.status, v.contract_check) == ("ran", "PASSES"), v.reason
+    floats = EncodedValue(type="list", dtype="float64", shape=[3], length=3, data=[0.0, 0.5, 1.0], digest="g")
+    cases = [CaseOutcome(case_id=c.case_id, outcome="returned", value=floats) for c in fixtures.cases]
+    v = judge(fixtures, result(cases), draft(PER_SAMPLE))
+    assert (v.status, v.contract_check) == ("ran_violates", "VIOLATES")
+    assert "got float 0.0 from the call for sample 0" in v.reason
+
+
+def test_a_dtype_error_of_the_operation_our_input_reached_is_our_fixture():
+    dtype = every(outcome="raised", exception=ExceptionInfo(
+        type="RuntimeError", message="mat1 and mat2 must have the same dtype, but got Double and Float"))
+    v = judge(FIXTURES, result(dtype), CONTRACT)
+    assert (v.status, v.contract_check) == ("ran_fixture", "RAISES")
+    assert "our choice of `x` = scores failed" in v.reason
+    other = every(outcome="raised", exception=ExceptionInfo(type="RuntimeError", message="CUDA out of memory"))
+    assert judge(FIXTURES, result(other), CONTRACT).status == "ran_violates"
+
+
+def test_a_class_whose_constructor_alone_ran_is_not_run():
+    cls = extract_module("class T:\n    def __init__(self, num_samples):\n        pass\n"
+                         "    def update(self, model):\n        pass\n", repo="o/r", path="m.py")[0]
+    fixtures = synthesize(cls)
+    assert fixtures.skipped_methods and all(not c.method_args for c in fixtures.cases)
+    empty = EncodedValue(type="dict", length=0, keys=[], values={}, digest="e")
+    cases = [CaseOutcome(case_id=c.case_id, outcome="returned", value=empty) for c in fixtures.cases]
+    v = judge(fixtures, result(cases), draft(cls), kind="class")
+    assert v.status == "unverified" and "constructed, but no method" in v.reason and "update()" in v.reason
+    scores = EncodedValue(type="dict", length=1, keys=["scores"], digest="s", values={
+        "scores": EncodedValue(type="ndarray", dtype="float64", shape=[2], data=[0.1, 0.2], digest="a")})
+    cases = [CaseOutcome(case_id=c.case_id, outcome="returned", value=scores) for c in fixtures.cases]
+    assert judge(fixtures, result(cases), draft(cls), kind="class").status == "ran"
+
+
+def test_a_per_sample_entry_that_returns_arrays_says_so():
+    fixtures = synthesize(PER_SAMPLE)
+    row = EncodedValue(type="ndarray", dtype="float64", shape=[3], data=[0.1, 0.2, 0.3], digest="r")
+    arrays = EncodedValue(type="list", length=2, items=[row, row], digest="l")
+    cases = [CaseOutcome(case_id=c.case_id, outcome="returned", value=arrays) for c in fixtures.cases]
+    v = judge(fixtures, result(cases), draft(PER_SAMPLE))
+    assert "did not return one value per sample (case typical: ndarray float64 [3])" in v.reason
+    assert v.status == "ran_violates"  # and each call broke `-> int`

@@ -77,7 +77,8 @@ class FixtureSet(BaseModel):
 
     `supplied_defaults` names parameters whose default runs code when the def is executed (a
     call, such as reading a vocabulary file) and which our cases supply instead; `skipped_methods`
-    are public methods of a class we could not call, and why.
+    are public methods of a class we could not call, and why; `choices` says which layout or dtype
+    we gave an argument because of how the code uses it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -87,6 +88,7 @@ class FixtureSet(BaseModel):
     missing: list[Unsynthesizable] = Field(default_factory=list)
     supplied_defaults: list[str] = Field(default_factory=list)
     skipped_methods: list[Unsynthesizable] = Field(default_factory=list)
+    choices: list[str] = Field(default_factory=list)  # layouts and dtypes we chose from the code's use, and why
 
     def digest(self) -> str:
         payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))

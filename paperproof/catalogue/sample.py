@@ -2,7 +2,7 @@
 
 The vocabularies below are the single definition of every status word the site uses; the twin
 carries them (`status_vocabulary`) and the pages print them. The rules that pick a status are in
-`paperproof.build.verdict`.
+`paperproof.verify.verdict`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ ClauseOrigin = Literal["annotation", "docstring", "name", "metric"]
 STATUS_VOCABULARY: dict[str, str] = {
     "ran": "Ran on synthesized fixtures and returned; every output met its contract, or nothing was declared to check",
     "ran_violates": "Ran, and an output broke a contract the code declares itself (annotation) or the definition of the metric it implements; or it raised on every case past its input boundary",
-    "ran_fixture": "Ran, but raised at its input boundary on every case: the fault is charged to our fixture, not to the code",
+    "ran_fixture": "Ran, but raised at its input boundary (or on a dtype or shape error of the operation our input reached) on every case, with every layout we tried: the fault is charged to our fixture, not to the code, and the reason names our choices",
     "ran_draft_wrong": "Ran and returned, but the output contradicts the contract we drafted from its prose (docstring, name): our draft was wrong, not the code",
-    "unverified": "Not run to a result: it could not be loaded, no fixture could be made for it, or every case was cut short; the reason says which",
+    "unverified": "Not run to a result: it could not be loaded, no fixture could be made for it, only a class's constructor ran, or every case was cut short; the reason says which",
 }
 
 CONTRACT_CHECK_VOCABULARY: dict[str, str] = {
@@ -40,6 +40,8 @@ TIER_VOCABULARY: dict[str, str] = {
 }
 
 LINK_BASIS_VOCABULARY: dict[str, str] = {
+    "behaviour": "When it ran, its per-sample output matched a metric of the reference core (exactly, or in rank order)",
+    "hardness_evidence": "Its code computes per-sample hardness: it takes predictions and works on them as hardness metrics do",
     "readme_mention": "The repository's README names this entry",
     "paper_terms": "Its name or docstring uses terms of the paper's abstract or tasks",
     "metric_vocabulary": "Its name or docstring uses hardness, training-dynamics, perturbation or metric vocabulary",
@@ -68,6 +70,33 @@ class Contract(BaseModel):
     clauses: list[Clause] = Field(default_factory=list)
 
 
+class Departure(BaseModel):
+    """Where and how an output departs from the paper's definition, with one case from the run.
+
+    `lines` is the range of the code that departs (file lines); `paper_formula` and `code_formula`
+    say the two definitions; the worked case is the sample of the case where the code's output and
+    the paper's differ most; `effect` says what it changes for a user (ranking, which samples move).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    lines: list[int]
+    located: bool  # whether `lines` point at the departing expression, not just the whole entry
+    paper_formula: str
+    code_formula: str
+    case_id: str
+    sample: int
+    gold: int
+    inputs: str
+    paper_value: float
+    code_value: float
+    worked: str
+    same_ranking: bool
+    rank_correlation: float | None = None
+    moved: list[int] = Field(default_factory=list)
+    effect: str
+
+
 class Fidelity(BaseModel):
     """Which published definition of a hardness metric one output computes (see `build.fidelity`).
 
@@ -86,6 +115,7 @@ class Fidelity(BaseModel):
     cases_matched: int
     cases: int
     departures: list[str] = Field(default_factory=list)
+    worked: Departure | None = None
 
 
 class SampleLink(BaseModel):
@@ -128,6 +158,7 @@ class Sample(BaseModel):
     end_lineno: int
     file_url: str
     link_basis: str
+    why_chosen: str = ""
     language: str = "python"
     status: Status
     reason: str

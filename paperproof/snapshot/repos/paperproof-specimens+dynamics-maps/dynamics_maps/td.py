@@ -10,31 +10,39 @@ import pandas as pd
 from .metrics import _softmax
 
 
-def compute_train_dy_metrics(training_dynamics, include_ci=False):
-    """Confidence, variability and correctness of every example.
+def compute_train_dy_metrics(training_dynamics, args):
+    """Confidence, variability, correctness, forgetfulness and threshold closeness of every example.
 
     Args:
         training_dynamics: dict mapping guid -> {"gold": int, "logits": list of per-epoch logit lists}
-        include_ci: widen variability by the sampling error of the mean
+        args: command-line arguments; `burn_out` keeps the first epochs only, `include_ci` widens
+            variability by the sampling error of the mean
 
     Returns:
-        pd.DataFrame with columns guid, confidence, variability, correctness
+        pd.DataFrame with columns guid, confidence, variability, correctness, forgetfulness, threshold_closeness
     """
     rows = []
     for guid, record in training_dynamics.items():
-        probs = _softmax(np.array(record["logits"], dtype=np.float64))
+        logits = record["logits"][: args.burn_out] if args.burn_out else record["logits"]
+        probs = _softmax(np.array(logits, dtype=np.float64))
         gold = probs[:, record["gold"]]
         n_epochs = len(gold)
         variability = gold.std()
-        if include_ci:
+        if args.include_ci:
             variability = np.sqrt(variability ** 2 + variability ** 4 / max(n_epochs - 1, 1))
         correct = probs.argmax(axis=-1) == record["gold"]
-        rows.append({"guid": guid, "confidence": gold.mean(), "variability": variability,
-                     "correctness": correct.mean()})
-    return pd.DataFrame(rows, columns=["guid", "confidence", "variability", "correctness"])
+        forgotten = int(np.sum(correct[:-1] & ~correct[1:])) if correct.any() else 1000
+        confidence = gold.mean()
+        rows.append({"guid": guid, "confidence": confidence, "variability": variability,
+                     "correctness": correct.mean(), "forgetfulness": forgotten,
+                     "threshold_closeness": confidence * (1 - confidence)})
+    return pd.DataFrame(rows, columns=["guid", "confidence", "variability", "correctness", "forgetfulness",
+                                       "threshold_closeness"])
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--dynamics", required=True)
-    print(parser.parse_args())
+    parser.add_argument("--burn_out", type=int, default=100)
+    parser.add_argument("--include_ci", action="store_true")
+    compute_train_dy_metrics({}, parser.parse_args())

@@ -7,42 +7,54 @@ In order:
    and the reason says which.
 2. Every case that finished raised: `ran_fixture` when each raise is the kind code gives when its
    input has the wrong structure (the input boundary: TypeError, ValueError, KeyError, IndexError,
-   AttributeError, AssertionError), else `ran_violates`; `contract_check` is `RAISES`.
+   AttributeError, AssertionError, or a dtype or shape error of the operation our input reached),
+   and the reason names our choices; else `ran_violates`; `contract_check` is `RAISES`.
+   A class whose methods returned nothing that yields an output (only its constructor ran) is
+   `unverified`.
 3. An output broke a clause the code declares, or the definition of the metric it was recognised
    as: `ran_violates` / `VIOLATES`.
 4. An output broke a clause we drafted from prose: `ran_draft_wrong` / `OUTPUT_MISDECLARED`.
 5. Otherwise `ran`, with `PASSES` when there was a contract and null when nothing was declared.
-Type clauses are checked on every case; shape, range and metric clauses on the typical cases,
-since edge cases (one epoch, two classes) may legitimately differ.
+Type clauses are checked on every case (for an entry called once per sample, on each call's
+output, not on the list we collected them into); shape, range and metric clauses on the typical
+cases, since edge cases (one epoch, two classes) may legitimately differ.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from paperproof.build.contracts import check
-from paperproof.build.fidelity import channels, departure
-from paperproof.catalogue.fixture_case import FixtureSet
-from paperproof.catalogue.run_result import CaseOutcome, RunResult
-from paperproof.catalogue.sample import Clause, Contract, Fidelity
+from paperproof.catalogue.fixture_case import FixtureSet, ValueSpec
+from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, ExceptionInfo, RunResult
+from paperproof.catalogue.sample import Clause, Contract, ContractCheck, Fidelity, MetamorphicTier, Status
 from paperproof.fixtures.values import sample_permutation
+from paperproof.verify.contracts import check
+from paperproof.verify.fidelity import channels, departure
 
 INPUT_BOUNDARY = frozenset({
     "TypeError", "ValueError", "KeyError", "IndexError", "AttributeError", "AssertionError", "LookupError",
 })
 DECLARED = frozenset({"annotation", "metric"})
+# Errors torch and numpy raise when an input's dtype or shape is not what a layer or an operation
+# takes: the fault of our fixture's layout or dtype, whatever the exception's type.
+FIXTURE_FAULT = re.compile(
+    r"dtype|scalar type|expected .*(Float|Double|Half|Long)|(Float|Double|Long) but found|mat1 and mat2"
+    r"|shapes? .*(cannot be|not aligned|mismatch)|size mismatch|must match the size|expected .*dim"
+    r"|too many indices|operands could not be broadcast|cannot reshape|invalid for input of size", re.IGNORECASE)
 
 
 @dataclass
 class Verdict:
-    status: str
+    status: Status
     reason: str
-    contract_check: str | None = None
-    metamorphic_tier: str | None = None
+    contract_check: ContractCheck | None = None
+    metamorphic_tier: MetamorphicTier | None = None
     failed_clause: str | None = None
     case_failures: dict[str, str] = field(default_factory=dict)
     fingerprint: str | None = None
@@ -50,6 +62,13 @@ class Verdict:
     @property
     def verification_level(self) -> int:
         return 1 if self.status.startswith("ran") else 0
+
+
+def _value(outcome: CaseOutcome) -> EncodedValue:
+    """The value of a case that returned one (`returned` holds only those)."""
+    if outcome.value is None:
+        raise ValueError(f"case {outcome.case_id} has no returned value")
+    return outcome.value
 
 
 def _exception_text(outcome: CaseOutcome) -> str:
@@ -70,12 +89,54 @@ def fingerprint(result: RunResult) -> str | None:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16] if parts else None
 
 
+def at_boundary(exc: ExceptionInfo) -> bool:
+    """Whether an exception is the kind code gives when its input has the wrong structure, or a
+    dtype or shape error from the operation our input reached (our fixture's choice, not the code)."""
+    kind = exc.type.rsplit(".", 1)[-1]
+    return kind in INPUT_BOUNDARY or (kind == "RuntimeError" and FIXTURE_FAULT.search(exc.message) is not None)
+
+
+def choices(fixtures: FixtureSet) -> str:
+    """Our choices for the arguments of the first case, in words: what a fixture fault is charged to."""
+    case = fixtures.cases[0] if fixtures.cases else None
+    made = [f"`{a.name}` = {_brief(a.spec)}" for a in (case.args if case else []) if a.spec.kind not in ("literal", "dim")]
+    return ", ".join(made) or "the literal arguments"
+
+
+def _brief(spec: ValueSpec) -> str:
+    """A recipe in a few words: a namespace's attribute table is on the page, not in the reason."""
+    inner = ", ".join(f"{k}={v}" for k, v in sorted(spec.params.items()) if k not in ("attrs", "sized"))
+    return f"{spec.kind}({inner})" if inner else spec.kind
+
+
+def _calls(value: EncodedValue) -> list[EncodedValue]:
+    """The output of each call of a per-sample entry, from the list the calls were collected into."""
+    if value.items is not None:
+        return list(value.items)
+    if value.data is not None and value.dtype:
+        word = "bool" if value.dtype == "bool" else "int" if value.dtype.startswith(("int", "uint")) else \
+            "float" if value.dtype.startswith("float") else value.dtype
+        return [EncodedValue(type=word, repr=repr(v), digest="") for v in value.data]
+    return [value]
+
+
+def _broken(clause: Clause, value: EncodedValue, dims: dict[str, int], per_sample: bool) -> str | None:
+    """What broke a clause, or None. A per-sample entry's type is judged on each call's output."""
+    if per_sample and clause.kind == "type" and value.type in ("list", "tuple"):
+        for index, call in enumerate(_calls(value)):
+            if not check(clause, call, dims):
+                return f"{call.describe()} from the call for sample {index}"
+        return None
+    return None if check(clause, value, dims) else value.describe()
+
+
 def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
-          findings: list[Fidelity] | None = None) -> Verdict:
-    """Apply the rules above. `findings` are the metric core's (see `paperproof.build.fidelity`):
+          findings: list[Fidelity] | None = None, kind: str = "function") -> Verdict:
+    """Apply the rules above. `findings` are the metric core's (see `paperproof.verify.fidelity`):
     an output recognised as a metric that departs from the paper's definition is a violation.
+    A class counts as run only when a method that yields its outputs returned something.
     A sample that tried what the sandbox refuses is not clean, whatever it returned: not `ran`."""
-    verdict = _judge(fixtures, result, contract, findings)
+    verdict = _judge(fixtures, result, contract, findings, kind)
     if result is not None and result.blocked and verdict.status in ("ran", "ran_draft_wrong"):
         return Verdict("unverified", f"not clean: it {'; '.join(result.blocked)}; what it returned was computed "
                        f"without that, so it is not its result ({verdict.reason})")
@@ -83,7 +144,7 @@ def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
 
 
 def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
-           findings: list[Fidelity] | None) -> Verdict:
+           findings: list[Fidelity] | None, kind: str) -> Verdict:
     metric_departure = departure(findings or [])
     if fixtures.missing:
         missing = "; ".join(m.reason for m in fixtures.missing)
@@ -107,30 +168,40 @@ def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
             return Verdict("unverified", f"needs module {', '.join(sorted(missing_modules))}, which the runner does not have "
                            "(nothing is installed at run time)")
         kinds = Counter(c.exception.type.rsplit(".", 1)[-1] for c in finished if c.exception)
-        at_boundary = all(kind in INPUT_BOUNDARY for kind in kinds)
+        boundary = all(at_boundary(c.exception) for c in finished if c.exception)
         first = finished[0]
         text = f"raised on every case ({', '.join(f'{k} ×{n}' for k, n in kinds.items())}); first: {_exception_text(first)}"
-        if at_boundary:
-            return Verdict("ran_fixture", f"{text} — at its input boundary, so charged to our fixture{cut_short}",
+        if boundary:
+            return Verdict("ran_fixture", f"{text} — at its input boundary, so charged to our fixture: "
+                           f"our choice of {choices(fixtures)} failed{cut_short}",
                            contract_check="RAISES", fingerprint=fingerprint(result))
         return Verdict("ran_violates", f"{text} — past its input boundary, on input it accepted{cut_short}",
                        contract_check="RAISES", fingerprint=fingerprint(result))
+    if kind == "class" and not any(_yields(_value(c)) for c in returned):
+        skipped = "; ".join(f"{m.param} not called: {m.reason}" for m in fixtures.skipped_methods)
+        return Verdict("unverified", "constructed, but no method that yields its outputs returned any"
+                       + (f" ({skipped})" if skipped else " (it has no public method we could call)")
+                       + cut_short, fingerprint=None)
     dims = {c.case_id: c.dims for c in fixtures.cases}
     kinds_of = {c.case_id: c.kind for c in fixtures.cases}
+    per_sample = {c.case_id for c in fixtures.cases if c.per_sample}
     failures: dict[str, Clause] = {}
+    got_of: dict[str, str] = {}
     for outcome in returned:
         for clause in contract.clauses:
             if clause.kind != "type" and kinds_of.get(outcome.case_id) != "typical":
                 continue
-            if not check(clause, outcome.value, dims.get(outcome.case_id, {})):
+            broken = _broken(clause, _value(outcome), dims.get(outcome.case_id, {}), outcome.case_id in per_sample)
+            if broken is not None:
                 failures.setdefault(outcome.case_id, clause)
+                got_of.setdefault(outcome.case_id, broken)
                 break
     tier = _tier(result, returned, failures, fixtures)
     raised_note = ""
     raised = [c for c in finished if c.outcome == "raised"]
     if raised:
         raised_note = f"; raised on {', '.join(c.case_id for c in raised)} ({_exception_text(raised[0])})"
-    summary = f"returned on {len(returned)} of {len(result.cases)} cases{raised_note}{cut_short}"
+    summary = f"returned on {len(returned)} of {len(result.cases)} cases{raised_note}{cut_short}{_not_per_sample(returned, per_sample)}"
     case_failures = {cid: clause.text for cid, clause in failures.items()}
     declared = [(cid, c) for cid, c in failures.items() if c.origin in DECLARED]
     drafted = [(cid, c) for cid, c in failures.items() if c.origin not in DECLARED]
@@ -140,27 +211,46 @@ def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
                        "VIOLATES", tier, f"the paper's definition: {metric_departure}", case_failures, fp)
     if declared:
         cid, clause = declared[0]
-        got = next(c.value.describe() for c in returned if c.case_id == cid)
+        got = got_of[cid]
         return Verdict("ran_violates", f"{summary}; on case {cid} it broke its own promise: {clause.text}, got {got}",
                        "VIOLATES", tier, clause.text, case_failures, fp)
     if drafted:
         cid, clause = drafted[0]
-        got = next(c.value.describe() for c in returned if c.case_id == cid)
+        got = got_of[cid]
         return Verdict("ran_draft_wrong", f"{summary}; our draft said it {clause.text}, but on case {cid} it returned {got}",
                        "OUTPUT_MISDECLARED", tier, clause.text, case_failures, fp)
-    check_word = "PASSES" if contract.clauses else None
+    check_word: ContractCheck | None = "PASSES" if contract.clauses else None
     held = f"; its contract holds ({'; '.join(c.text for c in contract.clauses)})" if contract.clauses else "; nothing declared to check"
     return Verdict("ran", summary + held, check_word, tier, None, {}, fp)
 
 
-def _tier(result: RunResult, returned: list[CaseOutcome], failures: dict[str, Clause], fixtures: FixtureSet) -> str | None:
+SCALARS = frozenset({"int", "float", "bool", "NoneType"})
+
+
+def _not_per_sample(returned: list[CaseOutcome], per_sample: set[str]) -> str:
+    """Said when an entry called once per sample did not return one value per call."""
+    for outcome in returned:
+        if outcome.case_id in per_sample:
+            other = next((c for c in _calls(_value(outcome)) if c.type not in SCALARS), None)
+            if other is not None:
+                return (f"; called once per sample, it did not return one value per sample "
+                        f"(case {outcome.case_id}: {other.describe()})")
+    return ""
+
+
+def _yields(value: EncodedValue) -> bool:
+    """Whether a class's case produced an output: some method returned something other than None."""
+    return any(v.type != "NoneType" for v in (value.values or {}).values())
+
+
+def _tier(result: RunResult, returned: list[CaseOutcome], failures: dict[str, Clause], fixtures: FixtureSet) -> MetamorphicTier | None:
     typical = [c.case_id for c in fixtures.cases if c.kind == "typical"]
     got = {c.case_id: c for c in returned}
     if not all(cid in got for cid in typical):
         return None
     if any(cid in failures and failures[cid].kind == "type" for cid in typical):
         return None
-    kinds = {got[cid].value.type for cid in typical}
+    kinds = {_value(got[cid]).type for cid in typical}
     if len(kinds) != 1:
         return None
     if any(got[cid].repeat_equal is True for cid in typical) and not any(got[cid].repeat_equal is False for cid in typical):
@@ -173,7 +263,7 @@ def _relations_hold(fixtures: FixtureSet, result: RunResult) -> bool:
 
     Only per-sample outputs can relate; an entry without them never reaches this tier.
     """
-    got = {c.case_id: c for c in result.cases if c.outcome == "returned" and c.value is not None}
+    got = {c.case_id: c.value for c in result.cases if c.outcome == "returned" and c.value is not None}
     relations = [c for c in fixtures.cases if c.relation_of]
     if not relations:
         return False
@@ -182,11 +272,12 @@ def _relations_hold(fixtures: FixtureSet, result: RunResult) -> bool:
         if case.case_id not in got or base.case_id not in got:
             return False
         n = base.dims["N"]
-        before = {ch.name: np.asarray(ch.values) for ch in channels(got[base.case_id].value, n)}
-        after = {ch.name: np.asarray(ch.values) for ch in channels(got[case.case_id].value, n)}
+        before = {ch.name: np.asarray(ch.values) for ch in channels(got[base.case_id], n)}
+        after = {ch.name: np.asarray(ch.values) for ch in channels(got[case.case_id], n)}
         if not before or set(before) != set(after):
             return False
-        order = sample_permutation(case.transform["permute"], n) if "permute" in (case.transform or {}) else np.arange(n)
+        transform = case.transform or {}
+        order = sample_permutation(transform["permute"], n) if "permute" in transform else np.arange(n)
         for name, values in before.items():
             if not np.allclose(after[name], values[order], atol=1e-9, rtol=1e-7, equal_nan=True):
                 return False
@@ -208,13 +299,13 @@ def _load_reason(result: RunResult) -> str:
 def _nothing_finished(result: RunResult) -> str:
     cut_short = f"; the run then ended: {result.reason}" if result.end != "completed" and result.reason else ""
 
-    def scope(cases: list[CaseOutcome]) -> str:
+    def scope(cases: Sequence[object]) -> str:
         return "on every case" if len(cases) == len(result.cases) else f"on {len(cases)} of {len(result.cases)} cases"
 
-    blocked = [c for c in result.cases if c.outcome == "blocked" and c.exception]
+    blocked = [c.exception for c in result.cases if c.outcome == "blocked" and c.exception]
     if blocked:
-        return f"blocked by the sandbox {scope(blocked)}: {blocked[0].exception.blocked}{cut_short}"
-    unserialisable = [c for c in result.cases if c.outcome == "unserialisable" and c.exception]
+        return f"blocked by the sandbox {scope(blocked)}: {blocked[0].blocked}{cut_short}"
+    unserialisable = [c.exception for c in result.cases if c.outcome == "unserialisable" and c.exception]
     if unserialisable:
-        return f"returned values we cannot record {scope(unserialisable)}: {unserialisable[0].exception.message}{cut_short}"
+        return f"returned values we cannot record {scope(unserialisable)}: {unserialisable[0].message}{cut_short}"
     return f"no case finished: {result.reason or result.end}"

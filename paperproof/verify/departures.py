@@ -1,0 +1,224 @@
+"""Departures explained: where the code departs from the paper, in formulas and one worked case.
+
+A fidelity finding says that an output computes a published variant that is not the paper's. This
+module adds what a researcher needs to act on it: the line range of the code that departs (found
+by the expression the variant is known by, such as `ddof=1` or `> 0.5`), the paper's formula and
+the code's, one concrete case taken from the run where the code's output and the paper's differ
+most (which sample, its gold class, the inputs that make them disagree, both values), and what it
+changes for a user: whether the ranking of the samples is the same, and which samples move.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import numpy as np
+
+from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
+from paperproof.catalogue.run_result import RunResult
+from paperproof.catalogue.sample import Departure, Fidelity
+from paperproof.fixtures.values import case_dynamics, softmax
+from paperproof.verify.fidelity import channels, paper_reference
+
+# (metric, variant) -> the formula, for sample i with gold label y, p_e its probabilities at epoch e.
+FORMULAS: dict[tuple[str, str], str] = {
+    ("confidence", "mean_gold_prob"): "μ = (1/E) Σₑ pₑ(y)",
+    ("variability", "ddof0"): "σ = √((1/E) Σₑ (pₑ(y) − μ)²)",
+    ("variability", "ddof1"): "√((1/(E−1)) Σₑ (pₑ(y) − μ)²)",
+    ("variability", "include_ci"): "√(σ² + σ⁴/(E−1))",
+    ("correctness", "fraction_argmax"): "(1/E) · #{e : argmax pₑ = y}",
+    ("correctness", "fraction_p>0.5"): "(1/E) · #{e : pₑ(y) > 0.5}",
+    ("correctness", "count_argmax"): "#{e : argmax pₑ = y}",
+    ("correctness", "count_p>0.5"): "#{e : pₑ(y) > 0.5}",
+    ("forgetfulness", "never1000_count"): "#{e : correct at e−1, wrong at e}; 1000 if never correct",
+    ("forgetfulness", "never1000_normalised"): "#{e : correct at e−1, wrong at e} / E; 1000/E if never correct",
+    ("forgetfulness", "neverE_count"): "#{e : correct at e−1, wrong at e}; E if never correct",
+    ("forgetfulness", "neverE_normalised"): "#{e : correct at e−1, wrong at e} / E; 1 if never correct",
+    ("forgetfulness", "never0_count"): "#{e : correct at e−1, wrong at e}; 0 if never correct",
+    ("forgetfulness", "never0_normalised"): "#{e : correct at e−1, wrong at e} / E; 0 if never correct",
+    ("el2n", "last_norm"): "‖p_E − onehot(y)‖₂ at the last epoch",
+    ("el2n", "last_squared"): "‖p_E − onehot(y)‖₂² at the last epoch",
+    ("el2n", "mean_norm"): "(1/E) Σₑ ‖pₑ − onehot(y)‖₂",
+}
+
+# The expression each variant is known by in code, to find the lines that depart.
+MARKERS: dict[str, str] = {
+    "ddof1": r"ddof\s*=\s*1|unbiased|correction\s*=|-\s*1\s*\)|\.std\(\s*\)",
+    "include_ci": r"include_ci|\*\*\s*4",
+    "fraction_p>0.5": r">=?\s*0?\.5\b",
+    "count_p>0.5": r">=?\s*0?\.5\b",
+    "count_argmax": r"\.sum\(|\bsum\(|\+=\s*1",
+    "never1000_normalised": r"/\s*(n_epochs|num_epochs|epochs|len\(|E\b)",
+    "neverE_normalised": r"/\s*(n_epochs|num_epochs|epochs|len\(|E\b)",
+    "never0_normalised": r"/\s*(n_epochs|num_epochs|epochs|len\(|E\b)",
+    "neverE_count": r"return\s+(n_epochs|len\()",
+    "never0_count": r"zeros|=\s*0\s*$",
+    "last_squared": r"\*\*\s*2|square|pow\(",
+    "mean_norm": r"\.mean\(|/\s*len\(",
+}
+
+# What a variant changes for a user, beyond what the run shows (the ranking is measured).
+EFFECTS: dict[str, str] = {
+    "ddof1": "Every score is the paper's times √(E/(E−1)), so the ranking is the same but values and the "
+             "data-map thresholds shift, most when there are few epochs.",
+    "include_ci": "Scores are widened by σ⁴/(E−1): the most variable samples gain the most.",
+    "fraction_p>0.5": "Epochs where the gold class is the argmax with half the mass or less count as wrong, "
+                      "so samples predicted correctly but without a majority score lower.",
+    "count_p>0.5": "A count, not a fraction, with the p > 0.5 rule: values grow with the number of epochs, "
+                   "and correctly predicted epochs without a majority count as wrong.",
+    "count_argmax": "Scores are the paper's times E: the ranking within one run is the same, but values from "
+                    "runs of different lengths are not comparable and thresholds on [0, 1] do not apply.",
+    "never1000_normalised": "Counts are divided by E, so values from runs of different lengths are not "
+                            "comparable; never-learned samples still rank first.",
+    "neverE_count": "Never-learned samples score E, tied with or below samples forgotten often, "
+                    "not above every learned sample.",
+    "neverE_normalised": "Never-learned samples score 1 and counts are divided by E.",
+    "never0_count": "Never-learned samples score 0, so the hardest examples rank as the least forgettable.",
+    "never0_normalised": "Never-learned samples score 0, so the hardest examples rank as the least "
+                         "forgettable; counts are also divided by E.",
+    "last_squared": "Squaring keeps the ranking; the values are not on the paper's scale.",
+    "mean_norm": "Averaging over epochs smooths the score: samples learned late rank harder than at the last epoch.",
+}
+
+
+def _code_lines(entry: Entry) -> list[tuple[int, str]]:
+    """The entry's lines as file line numbers, without docstrings and comments."""
+    skip: set[int] = set()
+    try:
+        tree = ast.parse(entry.source)
+    except SyntaxError:
+        tree = None
+    for node in ast.walk(tree) if tree else []:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                skip.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    out = []
+    for offset, text in enumerate(entry.source.splitlines(), start=1):
+        code = text.split("#", 1)[0].rstrip()
+        if offset not in skip and code.strip():
+            out.append((entry.lineno + offset - 1, code))
+    return out
+
+
+def locate(entry: Entry, variant: str) -> tuple[list[int], bool]:
+    """The file lines of the expression a variant is known by, or the whole entry when none matches."""
+    marker = MARKERS.get(variant)
+    hits = [n for n, code in _code_lines(entry) if marker and re.search(marker, code)] if marker else []
+    if hits:
+        return [hits[0], hits[0]], True
+    return [entry.lineno, entry.end_lineno], False
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share), as Spearman's ρ uses them."""
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values), dtype=np.float64)
+    ranks[order] = np.arange(len(values), dtype=np.float64)
+    for value in np.unique(values):
+        tied = values == value
+        ranks[tied] = ranks[tied].mean()
+    return ranks
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
+    ra, rb = _ranks(a), _ranks(b)
+    if ra.std() == 0 or rb.std() == 0:
+        return None
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def _short(values: np.ndarray) -> str:
+    return "[" + ", ".join(f"{v:.2f}".lstrip("0").replace("-0.", "-.") if abs(v) < 1 else f"{v:.2f}" for v in values) + "]"
+
+
+def _flags(hits: np.ndarray) -> str:
+    return "[" + ", ".join("✓" if h else "✗" for h in hits) + "]"
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def _worked(metric: str, variant: str, case: FixtureCase, i: int, paper: float, code: float) -> tuple[int, str, str]:
+    """The gold class, the inputs and the sentence of one worked case."""
+    logits, labels = case_dynamics(case.model_dump())
+    probs = softmax(logits)[:, i, :]
+    gold = int(labels[i])
+    hits = probs.argmax(axis=-1) == gold
+    both = f"the paper scores {_number(paper)}, the code {_number(code)}"
+    head = f"sample {i} of case {case.case_id}, gold class {gold}"
+    if metric == "correctness" and "p>0.5" in variant:
+        disagree = [e for e in range(len(probs)) if bool(hits[e]) != bool(probs[e, gold] > 0.5)]
+        if disagree:
+            e = disagree[0]
+            inputs = f"epoch {e} probabilities {_short(probs[e])}"
+            said = "counts" if hits[e] else "does not count"
+            code_said = "does not" if hits[e] else "does"
+            return gold, inputs, (f"{head}, {inputs}: the paper {said} this epoch correct (argmax), the code "
+                                  f"{code_said} (p > 0.5); {both}")
+    if metric in ("correctness", "forgetfulness"):
+        inputs = f"correct per epoch {_flags(hits)}"
+        extra = " — never learned" if metric == "forgetfulness" and not hits.any() else ""
+        return gold, inputs, f"{head}, {inputs}{extra}: {both}"
+    if metric in ("confidence", "variability"):
+        inputs = f"gold-class probability per epoch {_short(probs[:, gold])}"
+        return gold, inputs, f"{head}, {inputs}: {both}"
+    inputs = f"last-epoch probabilities {_short(probs[-1])}"
+    return gold, inputs, f"{head}, {inputs}: {both}"
+
+
+def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings: list[Fidelity]) -> list[Fidelity]:
+    """Each finding that departs from the paper, with its `worked` departure filled in."""
+    if result is None:
+        return findings
+    outputs = {c.case_id: c.value for c in result.cases if c.outcome == "returned" and c.value is not None}
+    cases = [c for c in fixtures.cases if c.kind in ("typical", "edge") and c.case_id in outputs]
+    out = []
+    for finding in findings:
+        if finding.paper or not finding.departures:
+            out.append(finding)
+            continue
+        best: tuple[float, FixtureCase, int, np.ndarray, np.ndarray] | None = None
+        paper_name = finding.metric
+        for case in cases:
+            channel = next((ch for ch in channels(outputs[case.case_id], case.dims["N"]) if ch.name == finding.output), None)
+            found = paper_reference(case, finding.metric)
+            if channel is None or found is None:
+                continue
+            paper_name, reference = found
+            code = np.asarray(channel.values, dtype=np.float64)
+            if code.shape != reference.shape:
+                continue
+            gap = np.where(np.isfinite(code) & np.isfinite(reference), np.abs(code - reference), -1.0)
+            if gap.size and (best is None or gap.max() > best[0]):
+                best = (float(gap.max()), case, int(gap.argmax()), reference, code)
+        if best is None or best[0] <= 0:
+            out.append(finding)
+            continue
+        _, case, i, paper, code = best
+        gold, inputs, sentence = _worked(finding.metric, finding.matches, case, i, float(paper[i]), float(code[i]))
+        finite = np.isfinite(paper) & np.isfinite(code)
+        same = bool(np.array_equal(_ranks(paper[finite]), _ranks(code[finite])))
+        moves = np.abs(_ranks(paper[finite]) - _ranks(code[finite]))
+        index = np.flatnonzero(finite)
+        moved = [int(index[j]) for j in np.argsort(-moves, kind="stable")[:5] if moves[j] > 0]
+        rho = _spearman(paper[finite], code[finite])
+        measured = (f"On case {case.case_id} the ranking of the samples is the same."
+                    if same else f"On case {case.case_id} the ranking changes (Spearman ρ = {rho:.2f}); "
+                    f"the samples that move most: {', '.join(map(str, moved))}." if rho is not None else
+                    f"On case {case.case_id} the ranking changes; the samples that move most: {', '.join(map(str, moved))}.")
+        lines, located = locate(entry, finding.matches)
+        worked = Departure(
+            lines=lines, located=located,
+            paper_formula=FORMULAS.get((finding.metric, paper_name), finding.metric),
+            code_formula=FORMULAS.get((finding.metric, finding.matches), finding.matches),
+            case_id=case.case_id, sample=i, gold=gold, inputs=inputs,
+            paper_value=round(float(paper[i]), 6), code_value=round(float(code[i]), 6), worked=sentence,
+            same_ranking=same, rank_correlation=None if rho is None else round(rho, 4), moved=moved,
+            effect=f"{EFFECTS.get(finding.matches, '')} {measured}".strip(),
+        )
+        out.append(finding.model_copy(update={"worked": worked}))
+    return out

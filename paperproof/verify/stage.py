@@ -1,0 +1,132 @@
+"""The verify stage of a build or of `paperproof verify`: fixtures for each chosen entry, a sandbox run of
+each (through the cache), and the judgement of what it did, as one sample per entry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.fixture_case import FixtureSet
+from paperproof.catalogue.repo_work import RepoWork
+from paperproof.catalogue.run_result import RunResult
+from paperproof.catalogue.sample import Contract, Fidelity
+from paperproof.catalogue.select import Selected
+from paperproof.fixtures import layout
+from paperproof.fixtures.synth import synthesize
+from paperproof.plumbing.progress import bar
+from paperproof.runner.distributed import make_executor
+from paperproof.runner.executor import ResultCache, RunRequest
+from paperproof.verify import contracts, departures, fidelity, verdict
+from paperproof.verify.recognise import recognise
+from paperproof.verify.samples import link_behaviours, make_sample
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How the samples run: processes (or a Dask scheduler), the run cache, and sandbox limit overrides."""
+
+    workers: int | None = None
+    cache: Path | None = None  # the build's cache folder; runs are kept under its `runs/`
+    scheduler: str | None = None
+    limits: dict | None = None  # `runner.sandbox.Limits` fields
+
+
+@dataclass(frozen=True)
+class Judged:
+    repos: dict[str, RepoWork]
+    executed: int = 0  # runs made in the sandbox
+    cached: int = 0  # runs answered by the cache
+
+
+def _snapshot(work: RepoWork) -> str:
+    """Where the checkout of a repository with selected entries lies (entries are selected only from source)."""
+    if work.record.snapshot is None:
+        raise ValueError(f"{work.record.repo}: entries were selected from a repository with no source snapshot")
+    return work.record.snapshot
+
+
+def _run_all(requests: list[RunRequest], settings: RunSettings, cache: ResultCache,
+             label: str) -> tuple[dict[tuple[str, str, str, str], RunResult], int]:
+    """Run requests in the sandbox (through the cache), keyed by entry and fixture set."""
+    results: dict[tuple[str, str, str, str], RunResult] = {}
+    if not requests:
+        return results, 0
+    with make_executor(settings.workers, cache, settings.scheduler) as executor:
+        for request, ran in zip(requests, bar(executor.run(requests), label, total=len(requests), unit="sample")):
+            results[_key(request.entry, request.fixtures)] = ran
+        return results, executor.executed
+
+
+def _key(entry: Entry, fixtures: FixtureSet) -> tuple[str, str, str, str]:
+    return entry.code_sha256, entry.path, entry.repo, fixtures.digest()
+
+
+@dataclass
+class _Job:
+    """One selected entry on its way to a sample: its fixtures, run and verdict (replaced by a retry)."""
+
+    key: str
+    chosen: Selected
+    fixtures: FixtureSet
+    contract: Contract
+    result: RunResult | None = None
+    findings: list[Fidelity] = field(default_factory=list)
+    judged: verdict.Verdict | None = None
+    tried: list[str] = field(default_factory=list)
+
+    def judge(self, fixtures: FixtureSet, result: RunResult | None) -> tuple[list[Fidelity], verdict.Verdict]:
+        findings = departures.explain(self.chosen.entry, fixtures, result, fidelity.assess(fixtures, result))
+        return findings, verdict.judge(fixtures, result, self.contract, findings, self.chosen.entry.kind)
+
+
+def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judged:
+    """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did. An entry
+    that raised on every case at its input boundary is run again on the other plausible layouts of
+    its arguments; the first the code accepts is kept, and the page says so."""
+    jobs = [_Job(key, chosen, synthesize(chosen.entry), contracts.draft(chosen.entry))
+            for key in sorted(repos) for chosen in repos[key].selected]
+    cache = ResultCache(settings.cache / "runs" if settings.cache else None)
+    snapshots = {job.key: _snapshot(repos[job.key]) for job in jobs if job.fixtures.cases}
+    results, executed = _run_all([RunRequest(j.chosen.entry, j.fixtures, snapshots[j.key], settings.limits)
+                                  for j in jobs if j.fixtures.cases], settings, cache, "run")
+    retry: list[tuple[_Job, str, FixtureSet]] = []
+    for job in jobs:
+        job.result = results.get(_key(job.chosen.entry, job.fixtures))
+        job.findings, job.judged = job.judge(job.fixtures, job.result)
+        if job.judged.status == "ran_fixture":
+            retry.extend((job, words, alt) for words, alt in layout.alternatives(job.fixtures))
+    again, more = _run_all([RunRequest(job.chosen.entry, alt, snapshots[job.key], settings.limits)
+                            for job, _, alt in retry], settings, cache, "retry")
+    executed += more
+    for job, words, alt in retry:
+        first = job.judged
+        if first is None or first.status != "ran_fixture":
+            continue  # an earlier alternative was accepted
+        ran = again.get(_key(job.chosen.entry, alt))
+        findings, judged = job.judge(alt, ran)
+        if judged.status in ("ran_fixture", "unverified"):
+            job.tried.append(words)
+            continue
+        note = (f"With our first layout it {first.reason.split(' — ')[0]}; tried {', '.join([*job.tried, words])}: "
+                f"the code accepted {words}, which was kept.")
+        job.fixtures = alt.model_copy(update={"choices": [*alt.choices, note]})
+        job.result, job.findings, job.judged = ran, findings, judged
+    for job in jobs:
+        if job.tried and job.judged is not None and job.judged.status == "ran_fixture":
+            job.fixtures = job.fixtures.model_copy(update={"choices": [
+                *job.fixtures.choices, f"Also tried {', '.join(job.tried)}: it raised on every case with each."]})
+    made: dict[str, list] = {key: [] for key in repos}
+    for job in bar(jobs, "verify", unit="sample"):
+        work = repos[job.key]
+        assert job.judged is not None
+        papers = sorted({slug for slug, _ in work.papers})
+        known = recognise(job.fixtures, job.result, job.findings)
+        basis = "behaviour" if known else job.chosen.link_basis
+        why = "; ".join(filter(None, [job.chosen.why, known.line() if known else None]))
+        made[job.key].append(make_sample(job.chosen.entry, work.record, basis, job.fixtures, job.result,
+                                         job.contract, job.judged, papers, job.findings, why_chosen=why))
+    linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
+    judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
+    return Judged({key: judged_repos[key] for key in repos}, executed, cache.hits)

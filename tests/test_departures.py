@@ -1,0 +1,108 @@
+"""Departures explained on the specimens: line range, the two formulas, a worked case from the run, the effect."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from paperproof.catalogue.extract import extract_module
+from paperproof.fixtures.synth import CASE_PLAN
+from paperproof.fixtures.values import case_dynamics, softmax
+from paperproof.verify.departures import locate
+
+FORK = "paperproof-specimens/dynamics-maps-fork"
+
+
+@pytest.fixture(scope="module")
+def samples(bundled_site):
+    found = {}
+    for path in sorted((bundled_site / "sample").glob("*.json")):
+        record = json.loads(path.read_text())
+        found[record["repo"], record["entry"]] = record
+    return found
+
+
+def worked(record):
+    (finding,) = [f for f in record["fidelity"] if not f["paper"]]
+    assert finding["worked"] is not None
+    return finding["worked"]
+
+
+def source_line(record, line):
+    from paperproof.catalogue.archive import bundled_root
+
+    path = bundled_root() / "repos" / record["repo"].replace("/", "+") / record["path"]
+    return path.read_text().splitlines()[line - 1]
+
+
+def case_of(case_id):
+    seed, dims = next((seed, dims) for cid, _, seed, dims in CASE_PLAN if cid == case_id)
+    logits, labels = case_dynamics({"seed": seed, "dims": dims})
+    return logits, labels, dims
+
+
+def test_every_departure_of_a_specimen_has_lines_formulas_and_a_worked_case(samples):
+    departing = [r for r in samples.values() if any(not f["paper"] for f in r["fidelity"])]
+    assert len(departing) >= 5
+    for record in departing:
+        w = worked(record)
+        assert w["located"] and record["lineno"] <= w["lines"][0] <= w["lines"][1] <= record["end_lineno"]
+        assert w["paper_formula"] != w["code_formula"] and w["worked"].startswith(f"sample {w['sample']} of case")
+        assert w["effect"]
+
+
+def test_the_forgetting_departure_worked_on_a_never_learned_sample(samples):
+    record = samples[FORK, "forgetting_events"]
+    w = worked(record)
+    assert "/ n_epochs" in source_line(record, w["lines"][0])
+    assert w["paper_formula"].endswith("1000 if never correct") and w["code_formula"].endswith("0 if never correct")
+    logits, labels, _ = case_of(w["case_id"])
+    hits = logits.argmax(-1)[:, w["sample"]] == labels[w["sample"]]
+    assert not hits.any() and w["gold"] == labels[w["sample"]]  # never learned: 1000 against 0, the widest gap
+    assert (w["paper_value"], w["code_value"]) == (1000.0, 0.0)
+    assert not w["same_ranking"] and w["sample"] in w["moved"]
+    assert "the hardest examples rank as the least forgettable" in w["effect"]
+
+
+def test_the_correctness_departure_shows_an_epoch_the_rules_disagree_on(samples):
+    record = samples[FORK, "correctness_scores"]
+    w = worked(record)
+    assert "> 0.5" in source_line(record, w["lines"][0])
+    logits, labels, dims = case_of(w["case_id"])
+    epoch = int(w["inputs"].split()[1])
+    probs = softmax(logits)[epoch, w["sample"]]
+    gold = labels[w["sample"]]
+    assert probs.argmax() == gold and probs[gold] <= 0.5  # the paper counts it, the code does not
+    shown = [float("0" + v) for v in w["inputs"].split("[")[1].rstrip("]").split(", ")]
+    assert np.allclose(shown, probs, atol=0.005)
+    everything = softmax(logits)[:, w["sample"]]
+    assert math.isclose(w["paper_value"], float((everything.argmax(-1) == gold).mean()), abs_tol=1e-6)
+    assert math.isclose(w["code_value"], float((everything[:, gold] > 0.5).mean()), abs_tol=1e-6)
+    assert "the paper counts this epoch correct (argmax), the code does not (p > 0.5)" in w["worked"]
+
+
+def test_the_variability_departure_keeps_the_ranking(samples):
+    record = samples[FORK, "variability_scores"]
+    w = worked(record)
+    assert "ddof=1" in source_line(record, w["lines"][0])
+    _, _, dims = case_of(w["case_id"])
+    e = dims["E"]
+    assert math.isclose(w["code_value"], w["paper_value"] * math.sqrt(e / (e - 1)), rel_tol=1e-4)
+    assert w["same_ranking"] and w["moved"] == [] and "ranking of the samples is the same" in w["effect"]
+
+
+def test_a_count_is_the_fraction_times_the_epochs(samples):
+    w = worked(samples["paperproof-specimens/dynamics-maps", "correctness_counts"])
+    _, _, dims = case_of(w["case_id"])
+    assert w["code_value"] == pytest.approx(w["paper_value"] * dims["E"]) and w["same_ranking"]
+
+
+def test_locate_skips_docstrings_and_comments_and_falls_back_to_the_entry():
+    code = ('def f(p):\n    """Uses ddof=1 in prose only."""\n    # ddof=1 here too\n'
+            '    s = p.std(axis=0, ddof=1)\n    return s\n')
+    (entry,) = extract_module("\n\n" + code, repo="o/r", path="m.py")
+    assert locate(entry, "ddof1") == ([entry.lineno + 3, entry.lineno + 3], True)
+    assert locate(entry, "count_argmax") == ([entry.lineno, entry.end_lineno], False)

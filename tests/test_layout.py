@@ -1,0 +1,96 @@
+"""Arguments shaped by the code's own use of them, read with `ast`; the alternatives worth a retry."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from paperproof.catalogue.extract import extract_module
+from paperproof.fixtures.layout import alternatives
+from paperproof.fixtures.synth import synthesize
+from paperproof.fixtures.values import case_dynamics, materialize
+
+
+def entry(code: str):
+    (found,) = extract_module(code, repo="o/r", path="m.py")
+    return found
+
+
+def value(fixtures, name, case=0):
+    case = fixtures.cases[case]
+    arg = next(a for a in case.args if a.name == name)
+    return materialize(arg.spec.model_dump(), case.model_dump())
+
+
+def test_indexing_two_axes_gives_one_epoch_of_samples_by_classes():
+    code = ("import numpy as np\n"
+            "def ood(logits):\n"
+            "    z = np.asarray(logits, dtype=np.float64)\n"
+            "    p = np.exp(z - z.max(axis=1, keepdims=True))\n"
+            "    p = p / p.sum(axis=1, keepdims=True)\n"
+            "    return p[:, 0] - p[:, 1:].max(axis=1)\n")
+    fixtures = synthesize(entry(code))
+    got = value(fixtures, "logits")
+    dims = fixtures.cases[0].dims
+    assert got.shape == (dims["N"], dims["C"])
+    logits, _ = case_dynamics(fixtures.cases[0].model_dump())
+    assert np.allclose(got, logits[-1], atol=1e-6)  # the last recorded epoch
+    assert any("[N, C] (one epoch)" in c and "p[:, 0]" in c for c in fixtures.choices)
+
+
+def test_three_axes_keep_the_default_layout():
+    fixtures = synthesize(entry("def f(logits, labels):\n    return logits[:, :, 0]\n"))
+    assert value(fixtures, "logits").ndim == 3 and fixtures.choices == []
+
+
+def test_shape_unpacking_says_the_rank():
+    fixtures = synthesize(entry("def f(correct):\n    n, = correct.shape\n    return correct\n"))
+    assert value(fixtures, "correct").ndim == 1
+
+
+def test_torch_layers_ask_for_float32_and_view_for_a_tensor():
+    code = ("import torch\n"
+            "def head(scores):\n"
+            "    layer = torch.nn.Linear(1, 1)\n"
+            "    return layer(scores.view(-1, 1))\n")
+    fixtures = synthesize(entry(code))
+    got = value(fixtures, "scores")
+    assert type(got).__name__ == "Tensor" and str(got.dtype) == "torch.float32"
+    assert any("float32" in c for c in fixtures.choices) and any("scores.view" in c for c in fixtures.choices)
+
+
+def test_a_folder_name_gets_no_made_up_string():
+    fixtures = synthesize(entry("import os\ndef check_folder_exist(folder_name: str):\n    os.makedirs(folder_name)\n"))
+    assert not fixtures.cases
+    assert "folder or file" in fixtures.missing[0].reason
+
+
+def test_namespace_bounds_are_sized_to_each_case():
+    fixtures = synthesize(entry("def f(training_dynamics, args):\n    return args.burn_out\n"))
+    for index, case in enumerate(fixtures.cases):
+        assert value(fixtures, "args", index).burn_out == case.dims["E"]
+
+
+def test_alternatives_change_one_layout_or_dtype_at_a_time():
+    fixtures = synthesize(entry("def f(logits, labels):\n    pass\n"))
+    found = alternatives(fixtures)
+    words = [w for w, _ in found]
+    assert words[0] == "`logits` as [N, E, C]" and "`logits` as [N, C] (one epoch)" in words
+    assert "`logits` as float64" in words
+    for _, alt in found:
+        changed = [a for a, b in zip(alt.cases[0].args, fixtures.cases[0].args) if a != b]
+        assert len(changed) == 1 and len(alt.cases) == len(fixtures.cases)
+
+
+def test_a_parameter_documented_as_one_epoch_gets_one_epoch():
+    code = ('def f(probs, labels):\n    """Margins.\n\n    Args:\n'
+            '        probs: softmax outputs, shape (n_samples, n_classes)\n        labels: gold labels\n    """\n'
+            '    return probs\n')
+    fixtures = synthesize(entry(code))
+    assert value(fixtures, "probs").shape == (fixtures.cases[0].dims["N"], fixtures.cases[0].dims["C"])
+    assert any("its docstring says" in c for c in fixtures.choices)
+
+
+def test_double_precision_code_gets_float64():
+    code = "import torch\ndef f(logits: torch.Tensor):\n    head = torch.nn.Linear(3, 1).double()\n    return head(logits)\n"
+    got = value(synthesize(entry(code)), "logits")
+    assert str(got.dtype) == "torch.float64"
