@@ -10,17 +10,27 @@ for) makes the report untrusted as a whole: a fault of ours is never published a
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import ValidationError
 
+from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import CaseOutcome, ExceptionInfo, Isolation, RunResult
 from paperproof.runner.sandbox import Limits
 
-if TYPE_CHECKING:
-    from paperproof.runner.executor import RunRequest
-
 RUNNER_VERSION = "3"
+
+
+class Asked(Protocol):
+    """What a run was asked for (an `executor.RunRequest`, which imports this module): the entry and its cases."""
+
+    @property
+    def entry(self) -> Entry: ...
+
+    @property
+    def fixtures(self) -> FixtureSet: ...
+
 
 def _mib(size: int) -> str:
     return f"{size / 1024**2:g} MiB"
@@ -85,7 +95,7 @@ class _Report:
         return pending[-1] if pending else None
 
 
-def parse_answer(answer: dict, request: RunRequest) -> RunResult:
+def parse_answer(answer: dict, request: Asked) -> RunResult:
     """Turn a zygote's answer into a RunResult; anything malformed is a protocol error, not a crash."""
     base = {
         "code_sha256": request.entry.code_sha256,
