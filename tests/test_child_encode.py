@@ -87,7 +87,7 @@ def test_values_over_the_cap_are_refused_before_they_are_read():
     assert kind == "U" and "over the 256 MiB cap on returned values" in reason
     small = child._packer(512)
     next(small)
-    assert small.send(list(range(100)))[0] == "U".encode()
+    assert small.send(list(range(100)))[0] == b"U"
 
 
 def test_huge_integers_and_failing_reprs_do_not_crash_the_packer():

@@ -2,7 +2,6 @@ import sys
 import types
 
 import numpy as np
-
 from _forgery import _forged_hand_back, _paper_confidence
 
 _KEPT = {}

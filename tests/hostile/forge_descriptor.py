@@ -1,5 +1,4 @@
 import numpy as np
-
 from _forgery import _forged_hand_back, _forged_records, _paper_confidence, _write_everywhere
 
 

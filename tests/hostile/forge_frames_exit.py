@@ -2,7 +2,6 @@ import os
 import sys
 
 import numpy as np
-
 from _forgery import _forged_hand_back, _forged_records, _paper_confidence, _write_everywhere
 
 
