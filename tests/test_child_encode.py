@@ -1,4 +1,5 @@
-"""What the sandbox child reports about a returned value: valid JSON, honest ranges, stable digests."""
+"""What the record says of a value a case hands back: the child packs its contents, the trusted
+side reads them strictly and summarises them as valid JSON, with honest ranges and stable digests."""
 
 from __future__ import annotations
 
@@ -12,7 +13,23 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from paperproof.catalogue.run_result import EncodedValue
-from paperproof.runner.child import encode
+from paperproof.runner import child, summary, wire
+
+_PACKER = child._packer(256 * 1024**2)
+next(_PACKER)
+
+
+def handed_back(value) -> tuple[str, object]:
+    """(kind, body) as the harness reads them from what the child's packer wrote for `value`."""
+    kind, body = _PACKER.send(value)
+    message = wire.read(wire.HEADER.pack(wire.MAGIC, kind, len(body)) + body)
+    return message.kind, message.body
+
+
+def encode(value) -> dict:
+    kind, body = handed_back(value)
+    assert kind == "V", body
+    return summary.encode(body)
 
 arrays = hnp.arrays(
     dtype=st.sampled_from([np.float32, np.float64, np.int64, np.bool_]),
@@ -60,9 +77,24 @@ def test_a_value_whose_repr_raises_is_refused():
         def __repr__(self):
             raise RuntimeError("no")
 
-    try:
-        encode(Evil())
-    except TypeError as exc:
-        assert "its repr raised RuntimeError" in str(exc)
-    else:
-        raise AssertionError("expected a refusal")
+    kind, reason = handed_back(Evil())
+    assert kind == "U" and "its repr raised RuntimeError" in reason
+
+
+def test_values_over_the_cap_are_refused_before_they_are_read():
+    view = np.broadcast_to(np.float64(1.0), (10**6, 10**6))  # 7.3 TiB claimed, nothing allocated
+    kind, reason = handed_back(view)
+    assert kind == "U" and "over the 256 MiB cap on returned values" in reason
+    small = child._packer(512)
+    next(small)
+    assert small.send(list(range(100)))[0] == b"U"
+
+
+def test_huge_integers_and_failing_reprs_do_not_crash_the_packer():
+    assert encode(10**5000)["repr"] == f"<int of {(10**5000).bit_length()} bits>"
+
+    class Exits:
+        def __repr__(self):
+            raise SystemExit(3)
+
+    assert handed_back(Exits())[0] == "U"

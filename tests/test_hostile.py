@@ -44,22 +44,23 @@ EXPECTED = {
     "read_secret": ("unverified", r"^blocked by the sandbox on every case: filesystem: access to .*credentials\.txt is denied"),
     "env_token": ("ran", r"^returned on (\d+) of \1 cases"),  # it raises with anything it finds
     "see_processes": ("ran", r"^returned on (\d+) of \1 cases"),
-    "fork_bomb": ("unverified", r"^blocked by the sandbox on every case: processes: no process could be started \(limit of 32"),
+    # on a loaded machine the wall-clock limit may end the run before every case met its limit
+    "fork_bomb": ("unverified", r"^blocked by the sandbox on (every case|\d+ of \d+ cases): processes: no process could be started \(limit of 32"),
     "thread_bomb": ("unverified", r"^blocked by the sandbox on every case: processes: no thread could be started \(limit of 32"),
-    "memory_bomb": ("unverified", r"^blocked by the sandbox on every case: memory: allocation refused at the address-space limit \(512 MiB"),
+    "memory_bomb": ("unverified", r"^blocked by the sandbox on (every case|\d+ of \d+ cases): memory: allocation refused at the address-space limit \(512 MiB"),
     # memory no process maps, in three processes; SysV segments that outlive their maker: its cgroup stops it
     "memfd_bomb": ("unverified", r"^no case finished: stopped for memory: its processes together reached the memory "
                    r"limit of 640 MiB \(every page they held, memfd and shared memory included, counted by its cgroup v[12]\)"),
     "sysv_shm_bomb": ("unverified", r"^no case finished: stopped for memory: its processes together reached the memory "
                       r"limit of 640 MiB"),
     "open_many_files": ("unverified", r"^blocked by the sandbox on every case: open files: limit of 64 reached"),
-    "cpu_spin": ("unverified", r"^no case finished: CPU time limit of 2 s reached \(SIGXCPU\) during case typical"),
+    "cpu_spin": ("unverified", r"^no case finished: (CPU time limit of 2 s reached \(SIGXCPU\)|wall-clock limit of 8 s reached) during case typical"),
     "infinite_recursion": ("ran_violates", r"^raised on every case \(RecursionError ×\d+\)"),
     "segfault": ("unverified", r"^no case finished: ended by SIGSEGV: segmentation fault during case typical"),
-    "os_exit": ("unverified", r"^no case finished: exited with status 3 during case typical before reporting every case"),
+    "os_exit": ("unverified", r"^no case finished: exited without returning \(status 3\) during case typical and \d+ other cases"),
     "sys_exit": ("ran_violates", r"^raised on every case \(SystemExit ×\d+\); first: SystemExit: exit requested with status 4"),
-    # its parent lies outside its PID namespace (getppid() is 0), so kill(0) hits its own group
-    "kill_parent": ("unverified", r"^no case finished: ended by SIGKILL: killed, not by the runner's timeout"),
+    # its parent is the harness, root: refused; its own group is itself
+    "kill_parent": ("unverified", r"^no case finished: ended by SIGTERM: terminated, not by the runner during case typical"),
     "ignore_sigterm": ("unverified", r"^no case finished: wall-clock limit of 8 s reached during case typical; the process tree was killed"),
     "detached_grandchild": ("unverified", r"^no case finished: wall-clock limit of 8 s reached during case typical; the process tree was killed"),
     "signal_alarm": ("unverified", r"^no case finished: ended by SIGALRM: its own alarm timer during case typical"),
@@ -67,9 +68,18 @@ EXPECTED = {
     "huge_return": ("unverified", r"^returned values we cannot record on every case: the returned ndarray is 74\.5 GiB, over the 256 MiB cap"),
     "unserialisable_return": ("unverified", r"^returned values we cannot record on every case: cannot describe a value of type .*_Index: its repr raised RuntimeError"),
     "generator_return": ("ran", r"^returned on (\d+) of \1 cases"),
-    "monkeypatch_runner": ("unverified", r"^its report cannot be trusted: the sample modified the runner \(paperproof\.runner\.child\.encode, json\.dumps\)"),
-    "patch_builtins": ("unverified", r"^its report cannot be trusted: the sample modified the runner \(builtins\.isinstance, builtins\.repr\)"),
-    "forge_protocol": ("ran", r"^returned on (\d+) of \1 cases"),
+    # what it patches lives in its own process, after the runner bound what it uses: its own value is recorded
+    "monkeypatch_runner": ("ran", r"^returned on (\d+) of \1 cases"),
+    "patch_builtins": ("ran", r"^returned on (\d+) of \1 cases"),
+    "forge_protocol": ("unverified", r"^returned values we cannot record on every case: what it handed back is not a value"),
+    # data-map metrics whose real computation returns zeros and which forge the paper's confidence
+    "forge_frames_exit": ("unverified", r"^no case finished: exited without returning \(status 0\) during case typical and \d+ other cases"),
+    "forge_sys_modules": ("ran", r"^returned on (\d+) of \1 cases"),
+    "forge_gc": ("ran", r"^returned on (\d+) of \1 cases"),
+    "forge_descriptor": ("unverified", r"^returned values we cannot record on every case: what it handed back is not a value"),
+    "forge_code_swap": ("ran", r"^returned on (\d+) of \1 cases"),
+    "forge_after_blocked": ("unverified", r"^no case finished: exited without returning \(status 0\) during case typical"),
+    "honest_confidence": ("ran", r"^returned on (\d+) of \1 cases"),
     "setuid_root": ("unverified", r"^blocked by the sandbox on every case: privileges: operation not permitted in the sandbox"),
     "ptrace_attach": ("unverified", r"^blocked by the sandbox on every case: privileges: operation not permitted in the sandbox"),
     "unshare_escape": ("unverified", r"^blocked by the sandbox on every case: privileges: operation not permitted in the sandbox"),
@@ -240,10 +250,58 @@ def test_secrets_and_tokens_never_reach_a_sample(hostile: dict) -> None:
     assert FAKE_TOKEN not in output
     assert hostile["secret_text"] not in output
     sees = next(r for r in hostile["records"] if r["path"] == "see_processes.py")
-    for case in sees["cases"]:  # the reaper (PID 1 of its namespace) and itself: no host process, no other sample
-        assert re.fullmatch(r"dict len 2 \{1, \d+\}", case["output"]), case["output"]
+    # the reaper (PID 1 of its namespace), the run's harness, itself, and at most the case before it,
+    # killed and not yet reaped (its memory out of reach: not dumpable): no host process, no other sample
+    for case in sees["cases"]:
+        assert re.fullmatch(r"dict len [34] \{1, \d+, \d+(, \d+)?\}", case["output"]), case["output"]
     forger = next(r for r in hostile["records"] if r["path"] == "forge_protocol.py")
-    assert {c["output"] for c in forger["cases"]} == {"list len 0"}  # no pipe or socket of the runner to write to
+    assert {c["outcome"] for c in forger["cases"]} == {"unserialisable"}  # what it wrote on its channel is not a value
+
+
+FORGERS = ("forge_frames_exit", "forge_sys_modules", "forge_gc", "forge_descriptor", "forge_code_swap", "forge_after_blocked")
+
+
+def test_forgers_publish_only_what_they_returned_and_never_the_papers_definition(hostile: dict) -> None:
+    """Each forger's real computation returns zeros, and each forges the paper's confidence where it
+    hopes the runner reads it; the honest implementation beside them is recognised as the paper's."""
+    by_path = {r["path"]: r for r in hostile["records"]}
+    honest = by_path["honest_confidence.py"]
+    assert any(f["paper"] and f["metric"] == "confidence" for f in honest["fidelity"]), honest["fidelity"]
+    for module in FORGERS:
+        record = by_path[f"{module}.py"]
+        assert not any(f["paper"] for f in record["fidelity"]), (module, record["fidelity"])
+        returned = [c for c in record["cases"] if c["outcome"] == "returned"]
+        for case in returned:  # what it returned, all zeros: never the reference it forged
+            assert re.fullmatch(r"ndarray float64 \[\d+\] in \[0, 0\]", case["output"]), (module, case["output"])
+        if record["status"] == "ran":
+            assert len(returned) == len(record["cases"]), module
+    exits = by_path["forge_frames_exit.py"]
+    assert {c["outcome"] for c in exits["cases"]} == {"exited"}
+    assert {c["exception"] for c in exits["cases"]} == {"exited with status 0 without returning"}
+
+
+def test_blocked_attempts_are_on_the_sample_page_and_its_twin(hostile: dict, tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from paperproof.build.renderer import Renderer
+    from paperproof.build.urls import SiteUrls
+    from paperproof.catalogue.sample import Sample
+
+    by_path = {r["path"]: r for r in hostile["records"]}
+    forger = by_path["forge_after_blocked.py"]  # catches both refusals, forges clean records and exits
+    assert "tried to open a network connection (blocked)" in forger["blocked"]
+    assert any(re.fullmatch(r"tried to write .*/cache\.npy, which is read-only \(blocked\)", line) for line in forger["blocked"])
+    assert forger["status"] == "unverified"
+    assert "tried to open a netlink socket (blocked)" in by_path["netlink_probe.py"]["blocked"]
+    assert any(line.startswith("tried to make or enter namespaces (unshare") for line in by_path["unshare_escape.py"]["blocked"])
+    assert by_path["benign.py"]["blocked"] == [] and by_path["write_tmp.py"]["blocked"] == []
+    sample = Sample.model_validate(forger)
+    urls = SiteUrls()
+    files = Renderer(urls, "2025-07-28T00:00:00+00:00", tmp_path, False).sample(sample, SimpleNamespace(page_url="/repo/x/"), {})
+    page = (tmp_path / files[0]).read_text()
+    twin = json.loads((tmp_path / files[1]).read_text())
+    assert "<li>tried to open a network connection (blocked)</li>" in page
+    assert "tried to open a network connection (blocked)" in twin["blocked"]
 
 
 def test_the_corpus_runs_in_reasonable_time(hostile: dict) -> None:

@@ -13,17 +13,14 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from paperproof.build.pipeline import BuildConfig, build
 from paperproof.catalogue.extract import extract_module
 from paperproof.catalogue.sample import Contract
 from paperproof.fixtures.synth import synthesize
-from paperproof.runner import child
 from paperproof.runner.answer import parse_answer
 from paperproof.runner.executor import Executor, ResultCache, RunRequest
-from paperproof.runner.sandbox import Limits
 from paperproof.verify import verdict
 
 
@@ -51,7 +48,7 @@ def test_entries_taking_a_device_get_the_cpu_here_and_the_record_says_so(executo
     assert hello["warm"] == ["numpy", "pandas", "torch"] and hello["cuda_initialised"] is False
 
 
-def test_a_sample_holds_no_pipe_or_socket_of_the_runner(executor, tmp_path):
+def test_a_case_holds_no_pipe_or_socket_of_the_runner_but_its_own_hand_back(executor, tmp_path):
     code = (
         "import os, stat\n\n"
         "def held(n):\n"
@@ -66,8 +63,8 @@ def test_a_sample_holds_no_pipe_or_socket_of_the_runner(executor, tmp_path):
     )
     result = executor.run_one(request(tmp_path, code))
     assert result.end == "completed"
-    for case in result.cases:
-        assert case.value.repr.strip("'").split() == ["other"] * 4, case.value  # std streams and the report
+    for case in result.cases:  # std streams and the write end of its own hand-back pipe
+        assert case.value.repr.strip("'").split() == ["other", "other", "other", "pipe"], case.value
 
 
 def test_a_sample_gets_no_transparent_huge_pages(executor, tmp_path):
@@ -168,45 +165,39 @@ def test_forged_or_unknown_report_lines_make_the_report_untrusted(tmp_path):
         assert verdict.judge(run.fixtures, result, Contract()).reason.startswith("its report cannot be trusted")
 
 
-def test_the_reason_names_the_limit_and_the_case_cut_short(tmp_path):
-    run = request(tmp_path, "def one(n):\n    return 1\n")
-    first = run.fixtures.cases[0].case_id
-    lines = [{"event": "start", "case_id": first}]
-    xcpu = parse_answer(_answer(lines, signal=signal.SIGXCPU, exit_code=None, limits={"cpu_seconds": 3}), run)
-    assert (xcpu.end, xcpu.reason) == ("killed", f"CPU time limit of 3 s reached (SIGXCPU) during case {first}")
-    xfsz = parse_answer(_answer(lines, signal=signal.SIGXFSZ, exit_code=None, limits={"file_size": 1024**2},
-                                output_sizes={"stdout": 10, "stderr": 1024**2, "report": 5}), run)
-    assert (xfsz.end, xfsz.reason) == ("output_limit", f"stderr reached the file-size cap of 1 MiB (SIGXFSZ) during case {first}")
-    late = parse_answer(_answer(lines, timed_out=True, limits={"wall_seconds": 2.5}), run)
-    assert late.reason == f"wall-clock limit of 2.5 s reached during case {first}; the process tree was killed"
+def test_the_reason_names_the_limit_and_the_case_cut_short(executor, tmp_path):
+    spin = request(tmp_path, "def spin(n):\n    while True:\n        n += 1\n", {"cpu_seconds": 1}, name="spin.py")
+    first = spin.fixtures.cases[0].case_id
+    result = executor.run_one(spin)
+    assert (result.end, result.reason) == ("killed", f"CPU time limit of 1 s reached (SIGXCPU) during case {first}")
+    assert [c.outcome for c in result.cases] == ["exited"] + ["not_reached"] * (len(result.cases) - 1)
+    late = request(tmp_path, "import time\n\ndef wait(n):\n    time.sleep(30)\n", {"wall_seconds": 2.5}, name="late.py")
+    result = executor.run_one(late)
+    assert result.reason == f"wall-clock limit of 2.5 s reached during case {first}; the process tree was killed"
+
+
+def test_a_case_that_exits_or_dies_is_exited_without_returning_and_the_others_still_run(executor, tmp_path):
+    code = "import os, signal\n\ndef pick(n):\n    if n == 24:\n        os.kill(os.getpid(), signal.SIGSEGV)\n    return n\n"
+    run = request(tmp_path, code, name="pick.py")
+    result = executor.run_one(run)
+    by_outcome = {c.outcome for c in result.cases}
+    assert by_outcome == {"exited", "returned"}
+    died = [c for c in result.cases if c.outcome == "exited"]
+    assert all(c.value is None and c.ended == "ended by SIGSEGV: segmentation fault" for c in died)
+    assert result.end == "killed" and result.reason.startswith("ended by SIGSEGV: segmentation fault during case ")
 
 
 # --- caps on returned values -------------------------------------------------------------------
 
 
-def test_values_over_the_cap_are_refused_before_they_are_read():
-    view = np.broadcast_to(np.float64(1.0), (10**6, 10**6))  # 7.3 TiB claimed, nothing allocated
-    encoded, error = child._summary(view, Limits())
-    assert encoded is None and "over the 256 MiB cap on returned values" in str(error)
-    assert child._summary(list(range(100)), Limits(value_bytes=512))[1] is not None
-
-
-def test_summaries_over_the_record_cap_are_unserialisable():
-    nested = [[list(np.linspace(0, 1, 4096)) for _ in range(4)] for _ in range(4)]
-    encoded, error = child._summary(nested, Limits(record_bytes=64 * 1024))
-    assert encoded is None and "over the 65536-byte cap on one report record" in str(error)
-    assert child._summary(nested, Limits())[0] is not None  # the default cap holds it
-
-
-def test_huge_integers_and_failing_reprs_do_not_crash_the_encoder():
-    assert child.encode(10**5000)["repr"] == f"<int of {(10**5000).bit_length()} bits>"
-
-    class Exits:
-        def __repr__(self):
-            raise SystemExit(3)
-
-    encoded, error = child._summary(Exits(), Limits())
-    assert encoded is None and isinstance(error, SystemExit)
+def test_values_over_the_caps_are_not_recorded(executor, tmp_path):
+    listed = executor.run_one(request(tmp_path, "def many(n):\n    return list(range(100))\n", {"value_bytes": 512}, name="many.py"))
+    assert {c.outcome for c in listed.cases} == {"unserialisable"}
+    assert "over the 0 MiB cap on returned values" in listed.cases[0].exception.message
+    code = "import numpy as np\n\ndef nested(n):\n    return [[list(np.linspace(0, 1, 4096)) for _ in range(4)] for _ in range(4)]\n"
+    big = executor.run_one(request(tmp_path, code, {"record_bytes": 64 * 1024}, name="nested.py"))
+    assert {c.outcome for c in big.cases} == {"unserialisable"}
+    assert "over the 65536-byte cap on one report record" in big.cases[0].exception.message
 
 
 FALLBACK_SCRIPT = """

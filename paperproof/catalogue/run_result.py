@@ -14,7 +14,8 @@ CaseOutcomeKind = Literal[
     "returned",  # the call returned a value, encoded below
     "raised",  # the call raised an exception
     "blocked",  # the call tried something the sandbox forbids (network, writing outside its directory)
-    "unserialisable",  # it returned something we could not encode
+    "unserialisable",  # it returned something we could not encode, or what came back is not a value
+    "exited",  # its process ended without handing back a value (exit, signal, a limit)
     "not_reached",  # the run ended (timeout, crash, exit) before this case
 ]
 
@@ -23,7 +24,7 @@ RunEnd = Literal[
     "load_failed",  # the entry could not be defined (missing module, syntax, default argument)
     "timeout",  # wall-clock limit; the whole process tree was killed
     "killed",  # ended by a signal (resource limit, segfault, killed itself)
-    "exited",  # called exit before reporting
+    "exited",  # a case's process ended without returning (exit, or stopped without a value)
     "output_limit",  # its report or its output exceeded the caps
     "protocol_error",  # its report was not valid, or the sample modified the runner: not trusted
     "runner_error",  # the runner failed (its zygote died): not the sample's result, never cached
@@ -93,6 +94,7 @@ class CaseOutcome(BaseModel):
     value: EncodedValue | None = None
     exception: ExceptionInfo | None = None
     repeat_equal: bool | None = None
+    ended: str | None = None  # for `exited`: how its process ended
 
 
 class Isolation(BaseModel):
@@ -122,6 +124,7 @@ class RunResult(BaseModel):
     cases: list[CaseOutcome] = Field(default_factory=list)
     device: str = "cpu"
     isolation: Isolation = Field(default_factory=Isolation)
+    blocked: list[str] = Field(default_factory=list)  # what the sandbox refused it, as the harness saw it
     exit_code: int | None = None
     signal: int | None = None
     stdout_tail: str = ""

@@ -178,6 +178,7 @@ class Sample(BaseModel):
     cases: list[CaseSummary] = Field(default_factory=list)
     closure_names: list[str] = Field(default_factory=list)
     isolation: Isolation | None = None
+    blocked: list[str] = Field(default_factory=list)  # what it tried that the sandbox refused, one plain line each
     device: str | None = None
     reproduce: str
     papers: list[str] = Field(default_factory=list)

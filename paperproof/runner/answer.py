@@ -1,37 +1,35 @@
 """Turning a zygote's answer into a `RunResult`, with a precise reason for how the run ended.
 
-The answer's frame (exit status, signal, sizes, limits) comes from the zygote, which we trust;
-its report lines were written by the sample's process, which we do not: they are parsed as
-JSON into validated models, and anything unexpected (an unknown event, a second isolation
-record or case result, a case we did not ask for) makes the report untrusted as a whole.
+The answer's frame (exit status, signal, sizes, limits) comes from the zygote, and its report
+lines from the run's harness (`runner.harness`), which decided every case's outcome without
+running sample code. They are still parsed as JSON into validated models, and anything
+unexpected (an unknown event, a second isolation record or case result, a case we did not ask
+for) makes the report untrusted as a whole: a fault of ours is never published as a result.
 """
 
 from __future__ import annotations
 
 import json
-import signal
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import ValidationError
 
+from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import CaseOutcome, ExceptionInfo, Isolation, RunResult
 from paperproof.runner.sandbox import Limits
 
-if TYPE_CHECKING:
-    from paperproof.runner.executor import RunRequest
+RUNNER_VERSION = "3"
 
-RUNNER_VERSION = "2"
 
-_SIGNAL_REASONS = {
-    signal.SIGSEGV: "segmentation fault",
-    signal.SIGBUS: "bus error",
-    signal.SIGABRT: "aborted",
-    signal.SIGILL: "illegal instruction",
-    signal.SIGFPE: "arithmetic fault",
-    signal.SIGALRM: "its own alarm timer",
-    signal.SIGKILL: "killed, not by the runner's timeout (by the sample itself or the kernel's out-of-memory killer)",
-    signal.SIGTERM: "terminated, not by the runner",
-}
+class Asked(Protocol):
+    """What a run was asked for (an `executor.RunRequest`, which imports this module): the entry and its cases."""
+
+    @property
+    def entry(self) -> Entry: ...
+
+    @property
+    def fixtures(self) -> FixtureSet: ...
 
 
 def _mib(size: int) -> str:
@@ -46,14 +44,15 @@ class _Report:
         self.cases: dict[str, CaseOutcome] = {}
         self.load_error: ExceptionInfo | None = None
         self.started: list[str] = []
-        self.tampered: list[str] | None = None
+        self.ends: dict[str, tuple[str, str]] = {}  # case -> (run end, how its process ended)
+        self.blocked: list[str] = []
         self.untrusted: str | None = None
         for line in lines:
             try:
                 self._read(json.loads(line), wanted)
             except (ValueError, ValidationError, KeyError, TypeError, AttributeError) as exc:
                 self.untrusted = f"malformed report line: {str(exc).splitlines()[0][:200]}"
-            if self.untrusted or self.tampered is not None:
+            if self.untrusted:
                 break
 
     def _read(self, event: dict, wanted: list[str]) -> None:
@@ -69,17 +68,25 @@ class _Report:
             self.started.append(str(fields["case_id"]))
         elif kind == "load_failed":
             self.load_error = ExceptionInfo.model_validate({**fields["exception"], "where": "load"})
+            self._attempts(fields.get("blocked", []))
         elif kind == "case":
+            end = fields.pop("end", None)
+            self._attempts(fields.pop("blocked", []))
             outcome = CaseOutcome.model_validate(fields)
+            if end is not None:
+                self.ends[outcome.case_id] = (str(end), outcome.ended or str(end))
             if outcome.case_id not in wanted:
                 self.untrusted = f"a result for case {outcome.case_id!r}, which was not asked for"
             elif outcome.case_id in self.cases:
                 self.untrusted = f"two results for case {outcome.case_id}"
             self.cases[outcome.case_id] = outcome
-        elif kind == "tampered":
-            self.tampered = [str(n)[:80] for n in fields["names"]][:20]
         else:
             self.untrusted = f"a report line with an unknown event {str(kind)[:40]!r}"
+
+    def _attempts(self, lines: list) -> None:
+        for line in lines:
+            if str(line)[:300] not in self.blocked:
+                self.blocked.append(str(line)[:300])
 
     @property
     def current(self) -> str | None:
@@ -88,7 +95,7 @@ class _Report:
         return pending[-1] if pending else None
 
 
-def parse_answer(answer: dict, request: RunRequest) -> RunResult:
+def parse_answer(answer: dict, request: Asked) -> RunResult:
     """Turn a zygote's answer into a RunResult; anything malformed is a protocol error, not a crash."""
     base = {
         "code_sha256": request.entry.code_sha256,
@@ -111,41 +118,42 @@ def parse_answer(answer: dict, request: RunRequest) -> RunResult:
     else:
         cases = [report.cases.get(cid) or CaseOutcome(case_id=cid, outcome="not_reached") for cid in wanted]
     return RunResult(**base, end=end, reason=reason, load_error=report.load_error if end == "load_failed" else None,
-                     cases=cases if end != "load_failed" else [], isolation=report.isolation or Isolation())
+                     cases=cases if end != "load_failed" else [], isolation=report.isolation or Isolation(),
+                     blocked=report.blocked if end != "protocol_error" else [])
 
 
 def _how_it_ended(answer: dict, report: _Report, wanted: list[str]) -> tuple[str, str | None]:
     limits = Limits(**(answer.get("limits") or {}))
     during = f" during case {report.current}" if report.current else ""
-    if report.tampered is not None:
-        return "protocol_error", (f"the sample modified the runner ({', '.join(report.tampered)}); "
-                                  "its report is not trusted")
     memory = answer.get("memory") or {}
     if memory.get("stopped"):
         return "killed", (f"stopped for memory: its processes together reached the memory limit of "
                           f"{_mib(limits.memory_bytes)} (every page they held, memfd and shared memory included, "
                           f"counted by its {memory.get('accounting')}){during}")
-    if answer.get("timed_out"):
+    if answer.get("timed_out"):  # the harness itself stopped answering: the zygote's backstop
         return "timeout", f"wall-clock limit of {limits.wall_seconds:g} s reached{during}; the process tree was killed"
-    number = answer.get("signal")
-    if number:
-        if number == signal.SIGXFSZ:
-            sizes = answer.get("output_sizes") or {}
-            full = [name for name, size in sizes.items() if size >= limits.file_size] or ["a file it wrote"]
-            return "output_limit", f"{' and '.join(full)} reached the file-size cap of {_mib(limits.file_size)} (SIGXFSZ){during}"
-        if number == signal.SIGXCPU:
-            return "killed", f"CPU time limit of {limits.cpu_seconds} s reached (SIGXCPU){during}"
-        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
-        return "killed", f"ended by {name}: {_SIGNAL_REASONS.get(number, 'a signal')}{during}"
     if answer.get("report_truncated"):
         return "output_limit", f"its report passed the cap of {_mib(limits.output_bytes)}"
     if report.untrusted:
         return "protocol_error", f"{report.untrusted}; its report is not trusted"
     if report.load_error is not None:
         return "load_failed", None
+    if report.ends:  # cases whose process ended without returning: the first says how
+        ends = [(cid, *report.ends[cid]) for cid in wanted if cid in report.ends]
+        order = ("timeout", "output_limit", "killed", "exited")
+        end = min((e for _, e, _ in ends), key=lambda e: order.index(e) if e in order else len(order))
+        first, _, how = next(x for x in ends if x[1] == end)
+        if end == "exited" and how.endswith(" without returning"):
+            how = "exited without returning (" + how.removesuffix(" without returning").removeprefix("exited with ") + ")"
+        others = len(ends) - 1
+        more = f" and {others} other case{'s' if others > 1 else ''}" if others else ""
+        killed = "; the process tree was killed" if end == "timeout" else ""
+        return end, f"{how} during case {first}{more}{killed}"
     code = answer.get("exit_code")
-    if not all(cid in report.cases for cid in wanted):
-        return "exited", f"exited with status {code}{during} before reporting every case"
-    if code not in (0, None):
-        return "exited", f"exited with status {code} after reporting"
+    if report.current is not None or not all(cid in report.cases for cid in wanted):
+        if answer.get("signal"):
+            return "killed", f"the run's harness ended by signal {answer['signal']}{during}"
+        if not report.current and code == 0:
+            return "killed", f"CPU time limit of {limits.cpu_seconds} s spent before every case ran"
+        return "runner_error", f"the run's harness exited with status {code}{during} before every case was reported"
     return "completed", None

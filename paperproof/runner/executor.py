@@ -1,8 +1,9 @@
 """Running entries in the sandbox: a pool of warm zygotes and the result cache.
 
 The parent side of the trust boundary. It sends plain JSON requests to zygotes it started itself,
-and turns what comes back (untrusted: written by the sample's process) into validated
-`RunResult`s (`answer.parse_answer`); nothing from the sandbox is unpickled or evaluated.
+and turns what comes back (the report of each run's harness, which alone reads what the sample's
+processes hand back) into validated `RunResult`s (`answer.parse_answer`); nothing from the
+sandbox is unpickled or evaluated.
 A zygote that dies or stops answering is restarted, and the sample it was running is recorded
 as a runner error, never cached, so the build goes on and the next build runs it again.
 """

@@ -1,24 +1,26 @@
 """The zygote: a warm fork server that has imported numpy, pandas and torch once.
 
-The parent writes one JSON request per line on stdin; for each, the zygote makes the sample a
-memory cgroup (`cgroup`, where the machine allows) and forks the sample process straight into the
-PID namespace of its reaper (`sandbox.Reaper`, forked once at start, before the warm imports). The
-sample joins its cgroup, starts a new session, closes every descriptor it inherited
-(the protocol channel above all), enters its own network, mount, IPC and UTS namespaces, builds
-its private root, drops to its slot's uid and runs the child. One fork per sample: forking and
-tearing down the warm address space is the dearest step of a run. The zygote enforces the
-wall-clock limit by killing the sample, then has the reaper kill whatever the run left in the
-namespace (detached grandchildren included); without a reaper (not root), every process of the
-slot's uid is swept instead (`sandbox.sweep`). The zygote then answers one JSON line: how the
-run ended (and whether its cgroup was stopped at the memory limit), the child's report lines (raw,
-capped), the sizes and tails of its output.
+The parent writes one JSON request per line on stdin; for each, the zygote makes the run a memory
+cgroup (`cgroup`, where the machine allows) and forks the run's harness (`runner.harness`) straight
+into the PID namespace of its reaper (`sandbox.Reaper`, forked once at start, before the warm
+imports). The harness joins the cgroup first. The harness closes every descriptor it
+inherited but its report pipe, enters its own network, mount, IPC and UTS namespaces, builds
+its private root and loads the system-call filter, then forks one case process per fixture
+case, which drops to the slot's uid and makes the call. The harness keeps the run's wall-clock
+limit itself; the zygote reads its report and kills it only past a backstop, then has the
+reaper kill whatever the run left in the namespace (detached grandchildren included); without a
+reaper (not root), every process of the slot's uid is swept instead (`sandbox.sweep`). The
+zygote then answers one JSON line: how the harness ended (and whether its cgroup was stopped at the
+memory limit), its report lines (capped), the sizes
+and tails of the sample's output.
 
-Samples and the reaper die with the zygote (parent-death signal), so a killed zygote leaves no
-run behind. CUDA is never initialised here: a forked child must not inherit a CUDA context.
+Harnesses, samples and the reaper die with the zygote (parent-death signal), so a killed zygote
+leaves no run behind. CUDA is never initialised here: a forked child must not inherit a CUDA context.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -26,6 +28,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from dataclasses import asdict
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -33,7 +36,8 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 WARM_MODULES = ("numpy", "pandas", "torch")
 TAIL_BYTES = 2048
-OUTPUTS = ("stdout", "stderr", "report.jsonl")
+OUTPUTS = ("stdout", "stderr")
+BACKSTOP_SECONDS = 10.0  # past the wall-clock limit, the harness itself is killed
 
 
 def _warm() -> list[str]:
@@ -86,72 +90,8 @@ def _size(path: str) -> int:
         return 0
 
 
-def _report_lines(path: str, cap: int) -> tuple[list[str], bool]:
-    try:
-        with _open(path) as handle:
-            data = handle.read(cap + 1)
-    except OSError:
-        return [], False
-    truncated = len(data) > cap
-    text = data[:cap].decode("utf-8", "replace")
-    lines = text.split("\n")
-    if truncated or not text.endswith("\n"):
-        lines = lines[:-1]  # a partial last line is not a report
-    return [line for line in lines if line], truncated
-
-
-def _sample_process(request: dict, workdir: str, uid: int, limits, pid_namespace: bool, group) -> None:
-    """The forked sample process: isolate, then hand over to the child runner. Never returns."""
-    from paperproof.runner import child, sandbox
-
-    parent = os.getppid()  # 0 in the reaper's namespace: the zygote lies outside it
-    sandbox.die_with_parent(parent)
-    report = sandbox.IsolationReport()
-    if group is not None:
-        try:
-            group.join()  # first: the private root has no /sys, and every page from here on is counted
-        except OSError as exc:
-            report.fallbacks.append(f"memory cgroup not joined ({exc.strerror}): only the address-space limit holds")
-    else:
-        report.fallbacks.append(f"no memory cgroup ({_ACCOUNTING[1]}): memfd_create refused, SysV shared memory "
-                                "capped; the address-space limit holds per process")
-    os.setsid()
-    os.dup2(os.open(os.devnull, os.O_RDWR), 0)
-    for fd, name in ((1, "stdout"), (2, "stderr")):
-        os.dup2(os.open(os.path.join(workdir, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the zygote's protocol channel must not reach a sample
-    out = open(os.path.join(workdir, "report.jsonl"), "w", encoding="utf-8")
-    mapped = sandbox.mapped_bytes()
-    host_root = os.getuid() == 0  # inside a user namespace of our own we would look like root
-    if sandbox.enter_namespaces(report, pid_namespace):  # never touch mounts outside a namespace of our own
-        sandbox.cap_shared_memory(limits, report)  # the IPC namespace is the sample's own
-        package_dir = os.path.dirname(os.path.dirname(os.path.abspath(child.__file__)))
-        new_root = os.path.join(os.path.dirname(workdir), ".root")
-        owner = uid if host_root else None
-        sandbox.private_root([request["snapshot"], package_dir], new_root, report, owner, limits.scratch_bytes,
-                             gpu=request.get("device") == "cuda", fallback_dir=workdir, proc=pid_namespace)
-    else:
-        os.chdir(workdir)
-    sandbox.drop_privileges(uid, report, host_root)
-    sandbox.die_with_parent(parent)  # again: the kernel clears it when the uid changes
-    sandbox.prctl(sandbox.PR_SET_NO_NEW_PRIVS, 1)
-    sandbox.apply_limits(limits, mapped, report, gpu=request.get("device") == "cuda")
-    refused = syscall_filter().load()
-    if refused is None:
-        report.syscalls = "seccomp"
-    else:
-        report.fallbacks.append(f"no system-call filter ({refused})")
-    sandbox.clean_environment(home=os.getcwd())
-    sandbox.default_signals()
-    out.write(json.dumps({"event": "isolation", **report.as_dict()}) + "\n")
-    out.flush()
-    child.run(request, out)
-    out.flush()
-    os._exit(0)
-
-
 def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
-    from paperproof.runner import sandbox
+    from paperproof.runner import harness, sandbox
 
     limits = sandbox.Limits(**request.get("limits", {}))
     request = {**request, "device": _device(request)}
@@ -160,16 +100,20 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
     if os.getuid() == 0:
         os.chown(workdir, uid, uid)  # writable by the sample only where no private root is made
     os.chmod(workdir, 0o700)
-    syscall_filter()  # prepared here once, loaded in each sample
+    seccomp_filter = syscall_filter()  # prepared here once, loaded in each run's harness
+    report_read, report_write = os.pipe()
     accounting = _ACCOUNTING[0]
     group = accounting.group(limits.memory_bytes, limits.processes) if accounting is not None else None
     pid = _fork(reaper)
     if pid == 0:
         try:
-            _sample_process(request, workdir, uid, limits, reaper is not None, group)
+            os.close(report_read)
+            harness.main(request, workdir, uid, limits, reaper is not None, report_write, seccomp_filter,
+                         group, _ACCOUNTING[1])
         finally:
             os._exit(71)
-    timed_out, status = _wait(pid, limits.wall_seconds)
+    os.close(report_write)
+    timed_out, status, data = _collect(pid, report_read, limits.wall_seconds + BACKSTOP_SECONDS, limits.output_bytes)
     if reaper is not None:
         reaper.sweep()  # whatever the run left in the namespace: orphans, detached grandchildren
     else:
@@ -177,8 +121,8 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
     memory = {"accounting": group.kind if group else None, "stopped": group is not None and group.stopped()}
     if group is not None:
         group.remove()
+    lines, truncated = _lines(data, limits.output_bytes)
     paths = {name: os.path.join(workdir, name) for name in OUTPUTS}
-    lines, truncated = _report_lines(paths["report.jsonl"], limits.output_bytes)
     answer = {
         "timed_out": timed_out,
         "limits": asdict(limits),
@@ -186,7 +130,7 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "report": lines,
         "report_truncated": truncated,
-        "output_sizes": {name.split(".")[0]: _size(path) for name, path in paths.items()},
+        "output_sizes": {name: _size(path) for name, path in paths.items()},
         "stdout_tail": _tail(paths["stdout"]),
         "stderr_tail": _tail(paths["stderr"]),
         "device": request["device"],
@@ -194,6 +138,47 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
     }
     shutil.rmtree(workdir, ignore_errors=True)
     return answer
+
+
+def _lines(data: bytes, cap: int) -> tuple[list[str], bool]:
+    truncated = len(data) > cap
+    lines = data[:cap].decode("utf-8", "replace").split("\n")[:-1]  # a partial last line is not a report
+    return [line for line in lines if line], truncated
+
+
+def _collect(pid: int, fd: int, seconds: float, cap: int) -> tuple[bool, int, bytes]:
+    """Read the harness's report until it exits; past `seconds` (a backstop: the harness keeps the
+    run's wall-clock limit itself) kill it. (timed out, wait status, the report's bytes, capped)."""
+    deadline = time.monotonic() + seconds
+    chunks, size, timed_out = [], 0, False
+    os.set_blocking(fd, False)
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                for kill in (os.kill, os.killpg):
+                    try:
+                        kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                break
+            readable, _, _ = select.select([fd], [], [], left)
+            if not readable:
+                continue
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                continue
+            if not chunk:  # the harness is gone (its case processes never held this pipe)
+                break
+            if size <= cap:
+                chunks.append(chunk)
+                size += len(chunk)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    return timed_out, status, b"".join(chunks)
 
 
 def _fork(reaper) -> int:
@@ -211,37 +196,18 @@ def _fork(reaper) -> int:
     return pid
 
 
-def _wait(pid: int, seconds: float) -> tuple[bool, int]:
-    """Wait for the sample; past `seconds`, kill it and its process group. (timed out, wait status)."""
-    timed_out = False
-    pidfd = os.pidfd_open(pid)
-    try:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        if not poller.poll(seconds * 1000):
-            timed_out = True
-            for kill in (os.kill, os.killpg):
-                try:
-                    kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(pidfd)
-    return timed_out, status
-
-
 _FILTER: list = []
 _ACCOUNTING: list = [None, "not looked for"]  # (cgroup.Accounting or None, why none), found once in `main`
 
 
 def syscall_filter():
-    """The seccomp filter, built once per zygote (a few ms) and loaded in every sample (under 1 ms). Without a
-    memory cgroup it also refuses `memfd_create`, whose pages no other limit counts."""
+    """The seccomp filter, built once per zygote (a few ms) and loaded in every run's harness
+    (under 1 ms), which answers the calls it denies. Without a memory cgroup it also refuses
+    `memfd_create`, whose pages no other limit counts."""
     if not _FILTER:
         from paperproof.runner import seccomp
 
-        _FILTER.append(seccomp.Filter(deny_memfd=_ACCOUNTING[0] is None))
+        _FILTER.append(seccomp.Filter(notify=True, deny_memfd=_ACCOUNTING[0] is None))
     return _FILTER[0]
 
 
@@ -253,9 +219,10 @@ def main() -> None:
     _ACCOUNTING[:] = cgroup.Accounting.find()
     warm = _warm()
     from paperproof.fixtures import values  # noqa: F401 - warm the materialiser for the children
-    from paperproof.runner import child  # noqa: F401
+    from paperproof.runner import child, harness  # noqa: F401 - and the harness, the wire reader, the summaries
 
     syscall_filter()
+    gc.freeze()  # what the warm imports made is never collected: no copy-on-write of it in each fork
     runs_root = tempfile.mkdtemp(prefix="paperproof-runs-")
     os.chmod(runs_root, 0o711)
     os.makedirs(os.path.join(runs_root, ".root"))  # mount point for each sample's private root

@@ -49,7 +49,7 @@ def case_summaries(fixtures: FixtureSet, result: RunResult | None, verdict: Verd
             args={a.name: describe(a.spec, case) for a in case.args},
             outcome=outcome.outcome if outcome else "not_run",
             output=outcome.value.describe() if outcome and outcome.value else None,
-            exception=exception,
+            exception=exception or (outcome.ended if outcome else None),
             failed_clause=verdict.case_failures.get(case.case_id),
         ))
     return summaries
@@ -116,6 +116,7 @@ def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: Fix
         cases=case_summaries(fixtures, result, verdict),
         closure_names=entry.closure_names,
         isolation=result.isolation if result else None,
+        blocked=result.blocked if result else [],
         device=result.device if result else None,
         reproduce=reproduce_command(record, entry),
         papers=papers,

@@ -134,7 +134,17 @@ def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
           findings: list[Fidelity] | None = None, kind: str = "function") -> Verdict:
     """Apply the rules above. `findings` are the metric core's (see `paperproof.verify.fidelity`):
     an output recognised as a metric that departs from the paper's definition is a violation.
-    A class counts as run only when a method that yields its outputs returned something."""
+    A class counts as run only when a method that yields its outputs returned something.
+    A sample that tried what the sandbox refuses is not clean, whatever it returned: not `ran`."""
+    verdict = _judge(fixtures, result, contract, findings, kind)
+    if result is not None and result.blocked and verdict.status in ("ran", "ran_draft_wrong"):
+        return Verdict("unverified", f"not clean: it {'; '.join(result.blocked)}; what it returned was computed "
+                       f"without that, so it is not its result ({verdict.reason})")
+    return verdict
+
+
+def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
+           findings: list[Fidelity] | None, kind: str) -> Verdict:
     metric_departure = departure(findings or [])
     if fixtures.missing:
         missing = "; ".join(m.reason for m in fixtures.missing)

@@ -1,0 +1,553 @@
+"""The harness: the trusted process of a run, inside the sandbox, that never runs sample code.
+
+Forked by the zygote for one sample, it enters the namespaces and builds the private root once,
+loads the system-call filter as its supervisor, and then, for each fixture case, materialises
+the inputs and forks a case process (`runner.child`) that becomes the slot's unprivileged uid,
+takes its limits, and makes the call. The case process holds only the write end of its own
+pipe; the harness holds everything else: the request, the report to the zygote, the filter's
+listener. It decides every case's outcome itself:
+
+- `returned` / `raised`: the process handed back exactly one whole, well-formed message per call
+  and was found stopped after it (a hand-back is followed by SIGSTOP), nothing else on its pipe;
+- `exited`: it ended before that (exit, a signal, the CPU or wall-clock limit): "exited without
+  returning", whatever it wrote;
+- `unserialisable`: its value could not be sent, or what came back is not one hand-back.
+Case ids, repeats and counts are the harness's own. What the sandbox refused is recorded here
+too: the system calls the filter hands over, connections the network namespace refused (its
+counters), and the exceptions the sandbox caused that reached the call's boundary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import json
+import os
+import select
+import signal
+import sys
+import time
+
+from paperproof.runner import sandbox, seccomp, summary, wire
+
+SIGNAL_REASONS = {
+    signal.SIGSEGV: "segmentation fault",
+    signal.SIGBUS: "bus error",
+    signal.SIGABRT: "aborted",
+    signal.SIGILL: "illegal instruction",
+    signal.SIGFPE: "arithmetic fault",
+    signal.SIGALRM: "its own alarm timer",
+    signal.SIGKILL: "killed, not by the runner's timeout (by the sample itself or the kernel's out-of-memory killer)",
+    signal.SIGTERM: "terminated, not by the runner",
+}
+NETWORK_ERRNOS = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ECONNREFUSED, errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT}
+FS_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
+# counters of the run's own network namespace that move when a connection is refused or has no route
+AT_FDCWD = 0xFFFFFF9C  # -100 as the kernel passes it, low 32 bits
+NET_COUNTERS = {("Ip", "OutNoRoutes"), ("Tcp", "AttemptFails"), ("Udp", "NoPorts"), ("Ip6", "OutNoRoutes"), ("Udp6", "NoPorts")}
+SOCKET_FAMILIES = {16: "netlink", 17: "packet", 4: "IPX", 5: "AppleTalk", 9: "X.25", 29: "CAN", 31: "Bluetooth",
+                   38: "kernel crypto", 40: "vsock", 44: "XDP"}
+CALL_KINDS = {
+    **dict.fromkeys(("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp"), "to inspect another process"),
+    **dict.fromkeys(("mount", "umount2", "pivot_root", "chroot", "mount_setattr", "move_mount", "open_tree", "fsopen",
+                     "fsconfig", "fsmount", "fspick"), "to change the mounts"),
+    **dict.fromkeys(("unshare", "setns", "clone"), "to make or enter namespaces"),
+    **dict.fromkeys(("io_uring_setup", "io_uring_enter", "io_uring_register"), "to use io_uring"),
+    **dict.fromkeys(("keyctl", "add_key", "request_key"), "to use the kernel keyrings"),
+}
+
+
+def _mib(size: float) -> str:
+    return f"{size / 1024**2:g} MiB"
+
+
+# --- classifying what the sandbox refused -----------------------------------------------------
+
+
+def blocked_by(info: dict, limits: sandbox.Limits) -> str | None:
+    """Name the sandbox layer an exception (as `child._describer` described it) hit, if it did."""
+    number, filename, message = info.get("errno"), info.get("filename"), str(info.get("message", ""))
+    if info.get("gaierror"):
+        return "network: name resolution is not available in the sandbox"
+    if info.get("memory_error") or (info.get("runtime_error") and "can't allocate memory" in message):
+        return f"memory: allocation refused at the address-space limit ({_mib(limits.address_space)} above the runner's own)"
+    if info.get("runtime_error") and "can't start new thread" in message:
+        return f"processes: no thread could be started (limit of {limits.processes} processes and threads)"
+    if not info.get("os_error") or number is None:
+        return None
+    if number in NETWORK_ERRNOS and filename is None:
+        return f"network: {os.strerror(number)}"
+    if number == errno.EAGAIN and filename is None:
+        return f"processes: no process could be started (limit of {limits.processes} processes and threads)"
+    if number in (errno.EMFILE, errno.ENFILE):
+        return f"open files: limit of {limits.open_files} reached"
+    if number == errno.EFBIG:
+        return f"files: the file-size cap of {_mib(limits.file_size)} was reached"
+    if number == errno.ENOSPC:
+        return f"disk: the sandbox's {_mib(limits.scratch_bytes)} of private space is full"
+    if info.get("not_found"):
+        return f"file not available in the sandbox: {filename}"
+    if number == errno.EROFS:
+        return f"filesystem: {filename or 'the target'} is read-only in the sandbox"
+    if number in FS_ERRNOS and filename:
+        return f"filesystem: access to {filename} is denied in the sandbox"
+    if number in FS_ERRNOS:
+        return f"privileges: operation not permitted in the sandbox ({os.strerror(number)})"
+    return None
+
+
+def attempt_line(blocked: str) -> str:
+    """The plain line a page shows for a refusal named by `blocked_by`."""
+    kind, _, detail = blocked.partition(": ")
+    if kind == "network":
+        return "tried to open a network connection (blocked)"
+    if kind == "filesystem" and detail.endswith(" is read-only in the sandbox"):
+        return f"tried to write {detail.removesuffix(' is read-only in the sandbox')}, which is read-only (blocked)"
+    if kind == "filesystem":
+        return f"tried to read {detail.removeprefix('access to ').removesuffix(' is denied in the sandbox')} (blocked)"
+    if kind == "privileges":
+        return "tried an operation that needs privileges (blocked)"
+    if kind.startswith("file not available"):
+        return f"tried to open {blocked.partition(': ')[2]}, which the sandbox does not hold (blocked)"
+    return f"reached a limit of the sandbox: {blocked} (blocked)"
+
+
+def call_line(name: str, args: tuple[int, ...]) -> str:
+    if name == "socket":
+        family = SOCKET_FAMILIES.get(args[0], f"family {args[0]}")
+        return f"tried to open a {family} socket (blocked)"
+    return f"tried {CALL_KINDS.get(name, 'a system call the sandbox denies')} ({name}, blocked)"
+
+
+def _net_counters() -> dict[tuple[str, str], int]:
+    counts: dict[tuple[str, str], int] = {}
+    try:
+        with open("/proc/self/net/snmp") as handle:
+            lines = handle.read().splitlines()
+        for names, values in zip(lines[::2], lines[1::2]):
+            group = names.split(":")[0]
+            for name, value in zip(names.split()[1:], values.split()[1:]):
+                if (group, name) in NET_COUNTERS:
+                    counts[(group, name)] = int(value)
+        with open("/proc/self/net/snmp6") as handle:
+            for line in handle:
+                key, _, value = line.partition(" ")
+                for group in ("Ip6", "Udp6"):
+                    if key.startswith(group) and (group, key[len(group):]) in NET_COUNTERS:
+                        counts[(group, key[len(group):])] = int(value)
+    except (OSError, ValueError):
+        pass
+    return counts
+
+
+# --- one case ---------------------------------------------------------------------------------
+
+
+class _Supervisor:
+    """The harness's run: the listener, the SIGCHLD wake-up, the deadline, the report."""
+
+    def __init__(self, request: dict, limits: sandbox.Limits, uid: int, host_root: bool, mapped: int,
+                 report_fd: int, listener, deadline: float) -> None:
+        self.request, self.limits, self.uid, self.host_root, self.mapped = request, limits, uid, host_root, mapped
+        self.report_fd, self.listener, self.deadline = report_fd, listener, deadline
+        self.cpu_used = 0.0
+        self.dying: list[int] = []  # case processes killed, not yet reaped
+        self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(self.wake_w)
+
+    def emit(self, record: dict) -> None:
+        data = (json.dumps(record, allow_nan=False, separators=(",", ":")) + "\n").encode()
+        while data:
+            data = data[os.write(self.report_fd, data):]
+
+    def _case_process(self, plan: dict, write_end: int) -> None:
+        """In the forked case process: keep only the pipe, become the sample's uid, take the limits."""
+        from paperproof.runner import child
+
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        keep = write_end
+        os.closerange(3, keep)
+        os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+        os.setpgid(0, 0)
+        harness = os.getppid()
+        throwaway = sandbox.IsolationReport()
+        if self.host_root:
+            sandbox.drop_privileges(self.uid, throwaway, True)
+            if throwaway.user != "unprivileged":
+                os._exit(72)  # never run sample code as root
+        sandbox.die_with_parent(harness)
+        left = max(1, int(self.limits.cpu_seconds - self.cpu_used + 0.999))
+        limits = dataclasses.replace(self.limits, cpu_seconds=left)
+        sandbox.apply_limits(limits, self.mapped, throwaway, gpu=self.request.get("device") == "cuda")
+        sandbox.default_signals()
+        child.run(self.request, plan, keep)
+        os._exit(0)
+
+    def run_case(self, plan: dict) -> dict:
+        """Fork, supervise and judge one case: the record the report carries (without its id)."""
+        self.reap(keep=1)
+        read_end, write_end = os.pipe()
+        before = _net_counters()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read_end)
+                self._case_process(plan, write_end)
+            finally:
+                os._exit(71)
+        os.close(write_end)
+        os.set_blocking(read_end, False)
+        calls = len(plan["calls"])
+        cap = self.limits.value_bytes + (1 << 20)
+        buffer, accepted, attempts = bytearray(), [], []
+        ended: tuple[str, str] | None = None  # (run end kind, how) when it did not return
+        malformed: str | None = None
+        poller = select.poll()
+        for fd in (read_end, self.wake_r, *((self.listener.fd,) if self.listener else ())):
+            poller.register(fd, select.POLLIN)
+        alive = True
+        while alive:
+            left = self.deadline - _now()
+            if left <= 0:
+                ended = ("timeout", f"wall-clock limit of {self.limits.wall_seconds:g} s reached")
+                break
+            for fd, _ in poller.poll(left * 1000):
+                if fd == read_end:
+                    buffer += _drain(read_end)
+                    if len(buffer) > calls * (cap + wire.HEADER.size):
+                        malformed = f"it sent more than the {self.limits.value_bytes / 1024**2:.0f} MiB cap on returned values"
+                        alive = False
+                elif self.listener is not None and fd == self.listener.fd:
+                    self._on_call(attempts)
+                elif fd == self.wake_r:
+                    _drain(self.wake_r)
+            if not alive:
+                break
+            try:
+                found, status, usage = os.wait4(pid, os.WNOHANG | os.WUNTRACED)
+            except ChildProcessError:
+                found = 0
+            if not found:
+                continue
+            if os.WIFSTOPPED(status):
+                buffer += _drain(read_end)
+                try:
+                    messages, rest = wire.split(bytes(buffer), cap)
+                except wire.Malformed as exc:
+                    malformed = str(exc)
+                    break
+                if len(messages) != len(accepted) + 1 or rest:
+                    malformed = ("it stopped without handing back a value" if len(messages) == len(accepted)
+                                 else "its channel carried more than one hand-back per call")
+                    break
+                accepted = messages
+                if len(accepted) == calls or messages[-1][4:5] == b"D":
+                    break
+                os.kill(pid, signal.SIGCONT)
+                continue
+            ended = self._how_it_ended(status)
+            self.cpu_used += usage.ru_utime + usage.ru_stime
+            alive = False
+            pid = None
+        if pid is not None:  # reaped later: tearing down its address space need not hold up the next case
+            _signal(pid, signal.SIGKILL)
+            self.dying.append(pid)
+        self.reap()
+        self._sweep()
+        buffer += _drain(read_end)  # all its writers are killed: what they wrote is there
+        os.close(read_end)
+        while self.listener is not None and select.select([self.listener.fd], [], [], 0)[0]:
+            if not self._on_call(attempts):  # calls still queued: their callers are dead
+                break
+        after = _net_counters()
+        if any(after.get(k, 0) > before.get(k, 0) for k in after):
+            attempts.append("tried to open a network connection (blocked)")
+        if malformed is None and accepted and len(buffer) != sum(len(m) for m in accepted):
+            malformed = "its channel carried more than one hand-back per call"
+        return self._judge(accepted, calls, ended, malformed, attempts)
+
+    def _how_it_ended(self, status: int) -> tuple[str, str]:
+        if os.WIFEXITED(status):
+            return "exited", f"exited with status {os.WEXITSTATUS(status)} without returning"
+        number = os.WTERMSIG(status)
+        if number == signal.SIGXCPU:
+            return "killed", f"CPU time limit of {self.limits.cpu_seconds} s reached (SIGXCPU)"
+        if number == signal.SIGXFSZ:
+            full = [name for fd, name in ((1, "stdout"), (2, "stderr")) if os.fstat(fd).st_size >= self.limits.file_size]
+            return "output_limit", (f"{' and '.join(full or ['a file it wrote'])} reached the file-size cap of "
+                                    f"{_mib(self.limits.file_size)} (SIGXFSZ)")
+        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
+        return "killed", f"ended by {name}: {SIGNAL_REASONS.get(number, 'a signal')}"
+
+    def reap(self, keep: int | None = None) -> None:
+        """Reap the killed case processes: those that are gone, and every one but the newest `keep`
+        (waiting for them), so at most `keep` linger, tearing down, while the next case runs."""
+        pending = list(self.dying)
+        for index, pid in enumerate(pending):
+            wait = keep is not None and index < len(pending) - keep
+            try:
+                found, _, usage = os.wait4(pid, 0 if wait else os.WNOHANG)
+            except ChildProcessError:
+                found, usage = pid, None
+            if found:
+                self.dying.remove(pid)
+                if usage is not None:
+                    self.cpu_used += usage.ru_utime + usage.ru_stime
+
+    def _sweep(self) -> None:
+        """Kill whatever the case left running (children, detached grandchildren): every process of
+        the sample's uid in this PID namespace, scanning again until no new one appears."""
+        if not self.host_root:
+            return
+        if not os.path.isdir("/proc/self"):
+            sandbox.sweep(self.uid)
+            return
+        killed: set[int] = set(self.dying)
+        for _ in range(10_000):
+            found = set()
+            for name in os.listdir("/proc"):
+                if name.isdigit() and int(name) not in killed:
+                    try:
+                        if os.stat(f"/proc/{name}").st_uid == self.uid:
+                            found.add(int(name))
+                    except OSError:
+                        pass
+            if not found:
+                break
+            for pid in found:
+                _signal(pid, signal.SIGKILL)
+            killed |= found
+
+    def _on_call(self, attempts: list[str]) -> bool:
+        """Answer one call the filter handed over, recording what it tried; False when none was there."""
+        got = self.listener.receive()
+        if got is None:
+            return False
+        ident, pid, name, args = got
+        if name in seccomp.OPENS:
+            path = _opened_path(pid, name, args)  # read while its caller waits for the answer
+            if path is not None and _read_only(path):
+                attempts.append(f"tried to write {path}, which is read-only (blocked)")
+        else:
+            attempts.append(call_line(name, args))
+        self.listener.respond(ident, name)
+        return True
+
+    def _judge(self, accepted: list[bytes], calls: int, ended, malformed, attempts: list[str]) -> dict:
+        record: dict = {}
+        messages = []
+        if malformed is None:
+            try:
+                messages = [wire.read(m) for m in accepted]
+            except wire.Malformed as exc:
+                malformed = str(exc)
+        first = messages[0] if messages else None
+        if malformed is not None:
+            record.update(outcome="unserialisable", exception=_exception("Malformed", f"what it handed back is not a value: {malformed}"))
+        elif first is None:
+            record.update(outcome="exited", ended=ended[1] if ended else "ended without handing back a value", end=ended[0] if ended else "exited")
+        elif first.kind == "D":
+            record.update(outcome="load_failed", exception=self._exception(first.body, "load", attempts))
+        elif first.kind == "E":
+            info = self._exception(first.body, None, attempts)
+            record.update(outcome="blocked" if info["blocked"] else "raised", exception=info)
+        elif first.kind == "U":
+            record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", str(first.body)))
+        else:
+            value, problem = self._summary(first.body)
+            if problem:
+                record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", problem))
+            else:
+                record.update(outcome="returned", value=value)
+                if calls > 1:
+                    again = self._summary(messages[1].body)[0] if len(messages) > 1 and messages[1].kind == "V" else None
+                    record["repeat_equal"] = again is not None and again["digest"] == value["digest"]
+        if ended is not None and record["outcome"] != "exited":
+            record["end"], record["ended"] = ended
+        record["blocked"] = list(dict.fromkeys(attempts))
+        return record
+
+    def _summary(self, node) -> tuple[dict | None, str | None]:
+        try:
+            encoded = summary.encode(node)
+        except (wire.Malformed, ValueError, TypeError) as exc:
+            return None, f"what it handed back is not a value: {exc}"
+        size = len(json.dumps(encoded, allow_nan=False, separators=(",", ":")))
+        if size > self.limits.record_bytes:
+            return None, f"its summary is {size} bytes, over the {self.limits.record_bytes}-byte cap on one report record"
+        return encoded, None
+
+    def _exception(self, body, where: str | None, attempts: list[str]) -> dict:
+        fields = dict(body.values) if isinstance(body, wire.Mapping) else {}
+        info = {k: v for k, v in fields.items() if isinstance(v, (str, int, bool)) or v is None}
+        blocked = blocked_by(info, self.limits)
+        if blocked:
+            attempts.append(attempt_line(blocked))
+        text = lambda key, limit=400: str(info[key])[:limit] if isinstance(info.get(key), str) else None  # noqa: E731
+        place = info.get("where") if info.get("where") in ("binding", "entry", "callee") else "callee"
+        return {"type": text("type", 200) or "Exception", "message": text("message") or "", "where": where or place,
+                "missing_module": text("missing_module", 200), "blocked": blocked,
+                "line": info["line"] if isinstance(info.get("line"), int) and not isinstance(info.get("line"), bool) else None}
+
+
+def _exception(kind: str, message: str) -> dict:
+    return {"type": kind, "message": message[:400], "where": "callee", "missing_module": None, "blocked": None, "line": None}
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+def _drain(fd: int) -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _opened_path(pid: int, name: str, args: tuple[int, ...]) -> str | None:
+    """The absolute path an open names, read from the calling process's memory (it is blocked in
+    the call) and joined to its working directory or the directory descriptor it gave."""
+    address = args[1] if name == "openat" else args[0]
+    try:
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as memory:
+            memory.seek(address)
+            raw = memory.read(4096).split(b"\0", 1)[0]
+        path = os.fsdecode(raw)
+        if not os.path.isabs(path):
+            dirfd = args[0] & 0xFFFFFFFF
+            base = f"/proc/{pid}/cwd" if name != "openat" or dirfd == AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
+            path = os.path.join(os.readlink(base), path)
+        return os.path.normpath(path)
+    except (OSError, ValueError, OverflowError):
+        return None
+
+
+def _read_only(path: str) -> bool:
+    """Whether `path` (or the nearest directory above it that exists) lies on a read-only mount."""
+    probe = path
+    while probe and not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    try:
+        return bool(os.statvfs(probe or "/").f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _signal(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+def _arguments(arg_list: list, case: dict, device: str) -> tuple[list, dict]:
+    from paperproof.fixtures.values import materialize
+
+    positional = [materialize(a["spec"], case, device) for a in arg_list if a.get("positional")]
+    keywords = {a["name"]: materialize(a["spec"], case, device) for a in arg_list if not a.get("positional")}
+    return positional, keywords
+
+
+def plan(request: dict, case: dict, cap: int) -> dict:
+    """What one case process is given: its materialised inputs (twice, fresh, for a repeated case),
+    how to call with them, and the cap on its value. Nothing of any other case."""
+    device = request.get("device", "cpu")
+    if request["kind"] == "class":
+        how = "class"
+
+        def job():
+            return (_arguments(case["args"], case, device),
+                    [(name, _arguments(a, case, device)) for name, a in case.get("method_args", {}).items()])
+    elif case.get("per_sample"):
+        how = "per_sample"
+
+        def job():
+            return [_arguments(case["args"], {**case, "sample_index": i}, device) for i in range(case["dims"]["N"])]
+    else:
+        how = "call"
+
+        def job():
+            return _arguments(case["args"], case, device)
+    repeats = 2 if case["case_id"] in request.get("repeat", []) else 1
+    return {"how": how, "calls": [job() for _ in range(repeats)], "cap": cap,
+            "positional": sum(1 for a in case["args"] if a.get("positional")),
+            "keywords": [a["name"] for a in case["args"] if not a.get("positional")]}
+
+
+def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_namespace: bool,
+         report_fd: int, syscall_filter, group=None, no_group_reason: str = "") -> None:
+    """The harness process: isolate once, then run every case in a process of its own. Never returns."""
+    parent = os.getppid()  # 0 in the reaper's namespace: the zygote lies outside it
+    sandbox.die_with_parent(parent)
+    report = sandbox.IsolationReport()
+    if group is not None:
+        try:
+            group.join()  # first: the private root has no /sys, and every page from here on is counted
+        except OSError as exc:
+            report.fallbacks.append(f"memory cgroup not joined ({exc.strerror}): only the address-space limit holds")
+    else:
+        report.fallbacks.append(f"no memory cgroup ({no_group_reason}): memfd_create refused, SysV shared memory "
+                                "capped; the address-space limit holds per process")
+    os.setsid()
+    os.dup2(os.open(os.devnull, os.O_RDWR), 0)
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        os.dup2(os.open(os.path.join(workdir, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+    os.closerange(3, report_fd)
+    os.closerange(report_fd + 1, os.sysconf("SC_OPEN_MAX"))
+    deadline = _now() + limits.wall_seconds
+    mapped = sandbox.mapped_bytes()
+    host_root = os.getuid() == 0
+    if sandbox.enter_namespaces(report, pid_namespace):  # never touch mounts outside a namespace of our own
+        sandbox.cap_shared_memory(limits, report)  # the IPC namespace is the run's own
+        from paperproof.runner import child
+
+        package_dir = os.path.dirname(os.path.dirname(os.path.abspath(child.__file__)))
+        new_root = os.path.join(os.path.dirname(workdir), ".root")
+        sandbox.private_root([request["snapshot"], package_dir], new_root, report, uid if host_root else None,
+                             limits.scratch_bytes, gpu=request.get("device") == "cuda", fallback_dir=workdir, proc=pid_namespace)
+    else:
+        os.chdir(workdir)
+    if host_root:
+        report.user = "unprivileged"  # each case process drops to the slot's uid, or does not run
+    else:
+        report.fallbacks.append("not root: runs as the invoking user, confined by the namespaces")
+    sandbox.prctl(sandbox.PR_SET_NO_NEW_PRIVS, 1)
+    sandbox.prctl(sandbox.PR_SET_DUMPABLE, 0)  # its memory and descriptors stay out of reach through /proc
+    sys.dont_write_bytecode = True  # no open for writing from here on: it would wait on this process's own listener
+    refused = syscall_filter.load()
+    listener = None
+    if refused is None:
+        report.syscalls = "seccomp"
+        listener = syscall_filter.listener()
+        if listener is None:
+            report.fallbacks.append("denied system calls are refused, but not recorded (no seccomp listener)")
+    else:
+        report.fallbacks.append(f"no system-call filter ({refused})")
+    sandbox.clean_environment(home=os.getcwd())
+    supervisor = _Supervisor(request, limits, uid, host_root, mapped, report_fd, listener, deadline)
+    supervisor.emit({"event": "isolation", **report.as_dict()})
+    for case in request["cases"]:
+        supervisor.emit({"event": "start", "case_id": case["case_id"]})
+        record = supervisor.run_case(plan(request, case, limits.value_bytes))
+        end = record.pop("end", None)
+        if record["outcome"] == "load_failed":
+            supervisor.emit({"event": "load_failed", "exception": record["exception"], "blocked": record["blocked"]})
+            break
+        supervisor.emit({"event": "case", "case_id": case["case_id"], **record, **({"end": end} if end else {})})
+        if end == "timeout" or (end == "killed" and "SIGXCPU" in record.get("ended", "")):
+            break  # the run's time is spent: the other cases are not reached
+        supervisor.reap()
+    supervisor.reap(keep=0)
+    os._exit(0)
