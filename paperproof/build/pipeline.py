@@ -181,7 +181,7 @@ def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: Buil
     for key in sorted(repos):
         work = repos[key]
         for chosen in work.selected:
-            fixtures = synthesize(chosen.entry)
+            fixtures = synthesize(chosen.entry, work.record.snapshot)
             jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry)))
     runnable = [RunRequest(c.entry, f, work.record.snapshot, config.limits) for work, c, f, _ in jobs if f.cases]
     cache = ResultCache(config.cache / "runs" if config.cache else None)

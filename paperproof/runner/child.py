@@ -27,7 +27,9 @@ import socket
 import sys
 import types
 
+from paperproof.fixtures import stubs
 from paperproof.fixtures.values import materialize
+from paperproof.runner import protocols
 from paperproof.runner.sandbox import Limits
 
 MAX_ITEMS = 64  # container elements encoded individually
@@ -332,6 +334,7 @@ def _define(request: dict) -> object:
     for directory in (root, module_dir):
         if directory not in sys.path:
             sys.path.insert(0, directory)
+    stubs.install(request.get("stubs", []))  # modules the runner lacks get stand-ins (fixtures.stubs)
     module = types.ModuleType(request["module"])
     module.__file__ = filename
     is_package = request["path"].endswith("__init__.py")
@@ -438,6 +441,8 @@ def _binds(target, case: dict) -> bool:
 
 
 def _invoke(target, request: dict, case: dict, device: str):
+    if case.get("protocol"):  # driven by a training run through the protocol it declares
+        return protocols.drive(target, case, device)
     if request["kind"] == "class":
         return _run_class(target, case, device)
     return _call(target, case, device)

@@ -63,6 +63,7 @@ class RunRequest:
             "cases": [c.model_dump(mode="json") for c in self.fixtures.cases],
             "repeat": [REPEATED_CASE],
             "wants_device": wants_device,
+            "stubs": self.fixtures.stubs,
             "limits": self.limits or {},
         }
 
