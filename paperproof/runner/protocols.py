@@ -52,12 +52,21 @@ def _object(role: str, run: training.Run, device: str, scratch: str):
     return objects[role]()
 
 
+def _contained(value, container: str | None):
+    """A tensor as the list or array a parameter's annotation asks for."""
+    if container is None or not hasattr(value, "detach"):
+        return value
+    array = value.detach().cpu().numpy()
+    return array.tolist() if container == "list" else array
+
+
 def _arguments(args: list[dict], case: dict, run: training.Run, info: dict, device: str, scratch: str):
     positional, keywords = [], {}
     for arg in args:
         spec = arg["spec"]
         if spec["kind"] == "run":
-            value = _hook_value(spec["params"]["role"], run, info, device, scratch)
+            value = _contained(_hook_value(spec["params"]["role"], run, info, device, scratch),
+                               spec["params"].get("container"))
         else:
             value = materialize(spec, case, device)
         if arg.get("positional"):
