@@ -21,8 +21,10 @@ def entry(code: str):
 
 
 def values(case, device="cpu"):
+    """Materialised arguments; an object of the training run (a protocol's) stands as its role."""
     payload = case.model_dump(mode="json")
-    return {a["name"]: materialize(a["spec"], payload, device) for a in payload["args"]}
+    return {a["name"]: a["spec"]["params"]["role"] if a["spec"]["kind"] == "run" else materialize(a["spec"], payload, device)
+            for a in payload["args"]}
 
 
 def test_logits_and_labels_of_a_case_share_dimensions():
