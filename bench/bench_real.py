@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--all", action="store_true", help="every entry of each repository, not the selection")
     parser.add_argument("--quiet", action="store_true", help="totals only, no per-entry lines")
+    parser.add_argument("--environments", type=Path, default=Path(".paperproof-cache/envs"),
+                        help="where missing imports are installed from wheels (cached)")
+    parser.add_argument("--no-install", action="store_true", help="install nothing: stand-ins only")
     args = parser.parse_args(argv)
     repos = sorted(p for p in args.checkouts.iterdir() if p.is_dir())
     if not repos:
@@ -45,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     seconds: list[float] = []
     for repo in repos:
         start = time.perf_counter()
-        samples = verify_path(repo, everything=args.all, workers=args.workers)
+        samples = verify_path(repo, everything=args.all, workers=args.workers,
+                              environments=None if args.no_install else args.environments)
         took = time.perf_counter() - start
         seconds.append(took)
         statuses = Counter(s.status for s in samples)

@@ -18,6 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     return _verify(args)
 
 
+DEFAULT_ENVIRONMENTS = Path(".paperproof-cache/envs")
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paperproof", description="A static catalogue of papers and the code behind them, verified by running it.")
     parser.add_argument("--version", action="version", version=f"paperproof {__version__}")
@@ -37,6 +40,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=int, help="render processes (default: one per core)")
     b.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 when the site on disk is stale (a build would change it), 0 when not")
+    b.add_argument("--environments", type=Path, metavar="DIR",
+                   help="install each repository's missing imports from wheels (uv) into cached environments under DIR")
 
     v = commands.add_parser("verify", help="verify the functions of one local repository before publishing it")
     v.add_argument("path", type=Path, help="a checkout of the repository")
@@ -46,6 +51,9 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--workers", type=int)
     v.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", type=_limit,
                    help="a sandbox limit for each sample, e.g. wall_seconds=5 (repeatable)")
+    v.add_argument("--environments", type=Path, default=DEFAULT_ENVIRONMENTS, metavar="DIR",
+                   help=f"where the checkout's missing imports are installed from wheels, cached (default: {DEFAULT_ENVIRONMENTS})")
+    v.add_argument("--no-install", action="store_true", help="install nothing: imports the runner lacks get stand-ins")
 
     h = commands.add_parser("harvest", help="ask GitHub about every linked repository and store pinned snapshots")
     h.add_argument("--archive", help="a directory of archive dumps or parquet folders, or a Hugging Face organisation id")
@@ -81,7 +89,7 @@ def _build(args: argparse.Namespace) -> int:
 
     config = BuildConfig(archive=args.archive, repos=args.repos, out=args.out, base_url=args.base_url,
                          workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store,
-                         scheduler=args.scheduler, jobs=args.jobs, check=args.check)
+                         scheduler=args.scheduler, jobs=args.jobs, check=args.check, environments=args.environments)
     try:
         summary = build(config)
     except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
@@ -124,7 +132,7 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"paperproof: {args.path} is not a directory; give the path of a checkout", file=sys.stderr)
         return 2
     samples = verify_path(args.path, entries=args.entry, everything=args.all, workers=args.workers,
-                          limits=dict(args.limit) or None)
+                          limits=dict(args.limit) or None, environments=None if args.no_install else args.environments)
     if args.json:
         import json
 

@@ -31,6 +31,7 @@ from paperproof.catalogue.sample import Sample
 from paperproof.catalogue.select import DEFAULT_PER_REPO, Selected, paper_terms, select
 from paperproof.catalogue.store import StoreRepos
 from paperproof.fixtures.synth import synthesize
+from paperproof.runner import environment
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
 
@@ -49,6 +50,7 @@ class BuildConfig:
     store: Path | None = None  # a harvest store (`paperproof harvest`), used as `repos` is
     jobs: int | None = None  # render processes (default: one per core)
     check: bool = False  # write nothing; the summary's `stale` says what a build would change
+    environments: Path | None = None  # where per-repository environments are cached; None: the runner's only
 
 
 @dataclass
@@ -180,10 +182,12 @@ def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: Buil
     jobs = []
     for key in sorted(repos):
         work = repos[key]
+        env = environment.for_record(work.record, config.environments) if work.selected else None
         for chosen in work.selected:
-            fixtures = synthesize(chosen.entry, work.record.snapshot)
-            jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry)))
-    runnable = [RunRequest(c.entry, f, work.record.snapshot, config.limits) for work, c, f, _ in jobs if f.cases]
+            fixtures = synthesize(chosen.entry, work.record.snapshot, env.paths if env else ())
+            jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry), env))
+    runnable = [RunRequest(c.entry, f, work.record.snapshot, config.limits, env.path if env else None)
+                for work, c, f, _, env in jobs if f.cases]
     cache = ResultCache(config.cache / "runs" if config.cache else None)
     results = {}
     if runnable:
@@ -192,13 +196,16 @@ def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: Buil
                 results[request.entry.code_sha256, request.entry.path, request.entry.repo] = result
             summary.executed = executor.executed
             summary.cached = cache.hits
-    for work, chosen, fixtures, contract in bar(jobs, "verify", unit="sample"):
+    for work, chosen, fixtures, contract, env in bar(jobs, "verify", unit="sample"):
         result = results.get((chosen.entry.code_sha256, chosen.entry.path, chosen.entry.repo))
         findings = fidelity.assess(fixtures, result)
         judged = verdict.judge(fixtures, result, contract, findings)
         papers = sorted({slug for slug, _ in work.papers})
-        work.samples.append(make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result,
-                                        contract, judged, papers, findings))
+        sample = make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result, contract, judged,
+                             papers, findings)
+        if env is not None and env.describe():
+            sample = sample.model_copy(update={"notes": [*sample.notes, *env.describe()]})
+        work.samples.append(sample)
     linked = iter(link_behaviours([s for key in sorted(repos) for s in repos[key].samples]))
     for key in sorted(repos):
         repos[key].samples = [next(linked) for _ in repos[key].samples]

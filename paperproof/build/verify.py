@@ -23,9 +23,10 @@ def local_record(path: Path) -> RepoRecord:
 
 def verify_path(path: Path, entries: list[str] | None = None, everything: bool = False,
                 workers: int | None = None, per_repo: int = DEFAULT_PER_REPO,
-                limits: dict | None = None) -> list[Sample]:
+                limits: dict | None = None, environments: Path | None = None) -> list[Sample]:
     """Samples for the most relevant entries of a checkout (or the named ones, or all);
-    `limits` overrides sandbox limits (`runner.sandbox.Limits` fields)."""
+    `limits` overrides sandbox limits (`runner.sandbox.Limits` fields); `environments` is where the
+    checkout's missing imports are installed from wheels (None: nothing is installed)."""
     record = local_record(path)
     root = Path(record.snapshot)
     found = extract_repo(root, record.repo).entries
@@ -34,5 +35,5 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
     readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
     work = RepoWork(record, select(found, set(), readme, len(found) if (everything or entries) else per_repo))
-    run_and_judge({"local": work}, BuildConfig(workers=workers, cache=None, limits=limits), BuildSummary())
+    run_and_judge({"local": work}, BuildConfig(workers=workers, cache=None, limits=limits, environments=environments), BuildSummary())
     return work.samples

@@ -334,6 +334,8 @@ def _define(request: dict) -> object:
     for directory in (root, module_dir):
         if directory not in sys.path:
             sys.path.insert(0, directory)
+    if request.get("environment") and request["environment"] not in sys.path:
+        sys.path.append(request["environment"])  # after the runner's own packages (runner.environment)
     stubs.install(request.get("stubs", []))  # modules the runner lacks get stand-ins (fixtures.stubs)
     module = types.ModuleType(request["module"])
     module.__file__ = filename

@@ -49,6 +49,7 @@ class RunRequest:
     fixtures: FixtureSet
     snapshot: str
     limits: dict | None = None
+    environment: str | None = None  # a folder of packages installed for the repository (`runner.environment`)
 
     def payload(self) -> dict:
         wants_device = any(p.name.lower() in ("device", "dev") for p in self.entry.params)
@@ -64,6 +65,7 @@ class RunRequest:
             "repeat": [REPEATED_CASE],
             "wants_device": wants_device,
             "stubs": self.fixtures.stubs,
+            "environment": self.environment,
             "limits": self.limits or {},
         }
 
@@ -81,6 +83,7 @@ class RunRequest:
             self.fixtures.digest(),
             RUNNER_VERSION,
             json.dumps(self.limits or {}, sort_keys=True),
+            self.environment or "",
             *library_versions(),
         ]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()

@@ -117,7 +117,7 @@ def _sample_process(request: dict, workdir: str, uid: int, limits, pid_namespace
         package_dir = os.path.dirname(os.path.dirname(os.path.abspath(child.__file__)))
         new_root = os.path.join(os.path.dirname(workdir), ".root")
         owner = uid if host_root else None
-        sandbox.private_root([request["snapshot"], package_dir], new_root, report, owner, limits.scratch_bytes,
+        sandbox.private_root([request["snapshot"], package_dir, *filter(None, [request.get("environment")])], new_root, report, owner, limits.scratch_bytes,
                              gpu=request.get("device") == "cuda", fallback_dir=workdir, proc=pid_namespace)
     else:
         os.chdir(workdir)
