@@ -168,4 +168,6 @@ def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bo
                 value = getattr(instance, name)
                 if value is not None:
                     break
+    if value is None and protocol.get("properties"):  # a callback's results are its properties
+        value = {name: getattr(instance, name) for name in protocol["properties"]}
     return value
