@@ -60,11 +60,14 @@ def _contained(value, container: str | None):
     return array.tolist() if container == "list" else array
 
 
-def _arguments(args: list[dict], case: dict, run: training.Run, info: dict, device: str, scratch: str):
+def _arguments(args: list[dict], case: dict, run: training.Run, info: dict, device: str, scratch: str,
+               override: dict | None = None):
     positional, keywords = [], {}
     for arg in args:
         spec = arg["spec"]
-        if spec["kind"] == "run":
+        if spec["kind"] == "run" and override and spec["params"]["role"] in override:
+            value = override[spec["params"]["role"]]
+        elif spec["kind"] == "run":
             value = _contained(_hook_value(spec["params"]["role"], run, info, device, scratch),
                                spec["params"].get("container"))
         else:
@@ -88,7 +91,8 @@ def drive(target, case: dict, device: str = "cpu"):
     protocol = case["protocol"]
     if protocol.get("needs"):
         try:
-            __import__(protocol["needs"])
+            if getattr(__import__(protocol["needs"]), "__paperproof_stub__", False):
+                raise ImportError(protocol["needs"])
         except ImportError:
             raise NeedsFramework(f"No module named {protocol['needs']!r} (needed to run a {protocol['kind']})",
                                  name=protocol["needs"]) from None
@@ -101,7 +105,7 @@ def drive(target, case: dict, device: str = "cpu"):
     if kind in ("hooks", "hf_callback"):
         return _hooks(target, case, run, device, scratch, hf=kind == "hf_callback")
     if kind == "keras_callback":
-        raise NeedsFramework("Keras callbacks are driven only where tensorflow is installed", name="tensorflow")
+        return _keras(target, case, run, device, scratch)
     training.train(spec, run=run)
     if kind == "files":
         run_files.write(scratch, protocol.get("files", []), run.dynamics()[0], run.data.observed)
@@ -153,12 +157,18 @@ def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bo
                 getattr(instance, method)(*args, **kwargs)
 
     training.train(run.spec, listener, run=run)
+    return _final(instance, protocol, case, run, device, scratch)
+
+
+def _final(instance, protocol: dict, case: dict, run: training.Run, device: str, scratch: str, override=None):
+    """The final method's answer, else the scores it left, else the callback's properties."""
+    method_args = case.get("method_args", {})
     final = protocol.get("final")
     value = None
     if final:
         member = getattr(instance, final)
         if callable(member):
-            args, kwargs = _arguments(method_args.get(final, []), case, run, {}, device, scratch)
+            args, kwargs = _arguments(method_args.get(final, []), case, run, {}, device, scratch, override)
             value = member(*args, **kwargs)
         else:
             value = member
@@ -171,3 +181,24 @@ def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bo
     if value is None and protocol.get("properties"):  # a callback's results are its properties
         value = {name: getattr(instance, name) for name in protocol["properties"]}
     return value
+
+
+def _keras(cls, case: dict, run: training.Run, device: str, scratch: str):
+    """A Keras callback: a small Keras model fitted on the same planted data, the callback given to `fit`.
+    The model ends in a softmax, as Keras code that reads probabilities from `model.predict` expects."""
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    tf.keras.utils.set_random_seed(run.spec.seed)
+    spec, x, y = run.spec, run.data.x, run.data.observed
+    model = tf.keras.Sequential([tf.keras.Input(shape=x.shape[1:]), tf.keras.layers.Flatten(),
+                                 tf.keras.layers.Dense(16, activation="relu"),
+                                 tf.keras.layers.Dense(max(spec.classes, 1), activation="softmax")])
+    model.compile(optimizer=tf.keras.optimizers.SGD(spec.lr), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(spec.batch_size)
+    override = {"net": model, "dataset": dataset, "loader": dataset, "optimizer": model.optimizer}
+    positional, keywords = _arguments(case["args"], case, run, {}, device, scratch, override)
+    instance = cls(*positional, **keywords)
+    model.fit(x, y, epochs=spec.epochs, batch_size=spec.batch_size, shuffle=False, callbacks=[instance], verbose=0)
+    return _final(instance, case["protocol"], case, run, device, scratch, override)
