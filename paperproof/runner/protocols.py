@@ -107,9 +107,16 @@ def drive(target, case: dict, device: str = "cpu"):
     if kind == "keras_callback":
         return _keras(target, case, run, device, scratch)
     training.train(spec, run=run)
+    opened = {}
     if kind == "files":
-        run_files.write(scratch, protocol.get("files", []), run.dynamics()[0], run.data.observed)
+        files = protocol.get("files", [])
+        logits, labels = run.dynamics()
+        run_files.write(scratch, [f for f in files if not f.get("file")], logits, labels)
+        for f in (f for f in files if f.get("file")):  # the parameter is the file itself
+            opened[f["param"]] = os.path.join(scratch, f"{f['param']}.{f.get('format') or 'jsonl'}")
+            run_files.write(scratch, [{**f, "parts": [os.path.basename(opened[f["param"]])]}], logits, labels)
     positional, keywords = _arguments(case["args"], case, run, {}, device, scratch)
+    keywords.update({name: path for name, path in opened.items() if name in keywords})
     return target(*positional, **keywords)
 
 
