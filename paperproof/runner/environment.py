@@ -41,7 +41,7 @@ DISTRIBUTIONS = {
     "google": "protobuf", "sentencepiece": "sentencepiece", "wandb": "wandb", "faiss": "faiss-cpu",
     "torchxrayvision": "torchxrayvision", "jsonlines": "jsonlines", "Levenshtein": "levenshtein",
 }
-REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*((?:[<>=!~]=?|===)\s*[^;#\s]+(?:\s*,\s*[<>=!~]=?\s*[^;#\s,]+)*)?")
+REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*((?:[<>=!~]=?|===)\s*[^;#\s,]+(?:\s*,\s*[<>=!~]=?\s*[^;#\s,]+)*)?")
 
 
 def normalise(name: str) -> str:
