@@ -149,3 +149,10 @@ def test_a_reader_gets_the_files_it_opens_in_the_format_it_reads():
 def test_plain_functions_of_arrays_keep_the_shared_cases():
     fixtures = synthesize(entry("def confidence(logits, labels):\n    pass\n"))
     assert all(c.protocol is None for c in fixtures.cases) and len(fixtures.cases) == 8
+
+
+def test_a_default_that_reads_a_file_when_defined_is_supplied_in_a_protocol_too():
+    code = 'def select(df, model_dir, df_orig=pd.read_csv("/home/someone/train.tsv")):\n    pass\n'
+    fixtures = synthesize(entry(code))
+    assert fixtures.cases[0].protocol["kind"] == "files" and fixtures.supplied_defaults == ["df_orig"]
+    assert [a.name for a in fixtures.cases[0].args] == ["df", "model_dir", "df_orig"]
