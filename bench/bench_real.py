@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from paperproof.build.verify import verify_path  # noqa: E402
+from paperproof.verify.checkout import verify_path  # noqa: E402
 
 INFORMATIVE = frozenset({"ran", "ran_violates", "ran_draft_wrong"})
 

@@ -56,6 +56,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth_archive  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from paperproof.build.site_paths import SitePaths  # noqa: E402
 
 
 class Sampler:
@@ -307,8 +310,9 @@ def main() -> int:
         synth_archive.generate(archive, args.papers, links, 1)
         stamp.write_text(json.dumps(wanted))
         print(f"generated the synthetic archive in {time.perf_counter() - started:.0f} s", flush=True)
-    for name in ("site", "cache", ".site.staging", ".site.build", ".site.previous"):
-        shutil.rmtree(work / name, ignore_errors=True)
+    paths = SitePaths(work / "site")
+    for path in (paths.out, work / "cache", paths.staging, paths.state, paths.previous):
+        shutil.rmtree(path, ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cores = len(os.sched_getaffinity(0))
     print(f"machine: {platform.machine()}, {cores} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
@@ -403,8 +407,8 @@ def main() -> int:
     elif not args.no_hugo:
         report(("Hugo", "not installed (apt-get install hugo)"))
     if not args.keep:
-        for name in ("site", ".site.previous", "hugo"):
-            shutil.rmtree(work / name, ignore_errors=True)
+        for path in (paths.out, paths.previous, work / "hugo"):
+            shutil.rmtree(path, ignore_errors=True)
     return 0
 
 

@@ -12,13 +12,19 @@ from collections import Counter
 from pathlib import Path
 
 from paperproof.build.pipeline import (
-    BuildConfig, collect_paper_terms, read_links, repository_source, resolve_repositories, run_and_judge,
+    BuildConfig,
+    collect_paper_terms,
+    read_links,
+    repository_source,
+    resolve_repositories,
+    run_settings,
     select_entries,
 )
-from paperproof.build.progress import BuildSummary
+from paperproof.build.summary import BuildSummary
 from paperproof.catalogue.archive import open_archive
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.sample import CONTRACT_CHECK_VOCABULARY, STATUS_VOCABULARY, TIER_VOCABULARY
+from paperproof.verify.stage import run_and_judge
 
 
 def main() -> None:
@@ -30,8 +36,9 @@ def main() -> None:
         archive = open_archive(None)
         repos = resolve_repositories(read_links(archive), repository_source(config))
         summary = BuildSummary()
-        select_entries(repos, collect_paper_terms(archive, read_links(archive), repos), config.per_repo, summary)
-        run_and_judge(repos, config, summary)
+        repos = select_entries(repos, collect_paper_terms(archive, read_links(archive), repos), config.per_repo,
+                               summary)
+        repos = run_and_judge(repos, run_settings(config)).repos
     statuses, tiers, checks = list(STATUS_VOCABULARY), list(TIER_VOCABULARY), list(CONTRACT_CHECK_VOCABULARY)
     head = ["repository", "extracted", "selected", "run", *statuses, *(f"tier {t}" for t in tiers),
             *checks, "fidelity: paper", "fidelity: departs"]

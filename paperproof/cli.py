@@ -85,7 +85,7 @@ def _limit(text: str) -> tuple[str, float]:
 
 def _build(args: argparse.Namespace) -> int:
     from paperproof.build.pipeline import BuildConfig, build
-    from paperproof.build.write import Busy
+    from paperproof.plumbing.locks import Busy
 
     config = BuildConfig(archive=args.archive, repos=args.repos, out=args.out, base_url=args.base_url,
                          workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store,
@@ -107,8 +107,8 @@ def _harvest(args: argparse.Namespace) -> int:
     """Exit 0 when every repository is settled, 75 (try again later) when the API's rate limit stopped it."""
     import os
 
-    from paperproof.build.write import Busy
     from paperproof.catalogue.harvest import HarvestConfig, harvest
+    from paperproof.plumbing.locks import Busy
 
     config = HarvestConfig(archive=args.archive, store=args.store, api_url=args.api_url, concurrency=args.concurrency,
                            timeout=args.timeout, retries=args.retries, max_wait=args.max_wait,
@@ -126,7 +126,7 @@ def _harvest(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from paperproof.build.verify import verify_path
+    from paperproof.verify.checkout import verify_path
 
     if not args.path.is_dir():
         print(f"paperproof: {args.path} is not a directory; give the path of a checkout", file=sys.stderr)

@@ -22,9 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_scale  # noqa: E402
+import synth_archive  # noqa: E402
+
 from paperproof.build.urls import repo_slug  # noqa: E402
 from paperproof.catalogue import community  # noqa: E402
-import synth_archive  # noqa: E402
 
 if os.environ.get("PAPERPROOF_REQUIRE_HUGO") == "1" and shutil.which("hugo") is None:
     raise RuntimeError("PAPERPROOF_REQUIRE_HUGO=1 but hugo is missing (apt-get install hugo)")

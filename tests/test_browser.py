@@ -112,7 +112,7 @@ def console_errors(browser) -> list[str]:
 
 def no_alert(browser) -> bool:
     try:
-        browser.switch_to.alert
+        _ = browser.switch_to.alert
     except NoAlertPresentException:
         return True
     return False

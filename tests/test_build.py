@@ -8,8 +8,9 @@ from collections import Counter
 
 import pytest
 
+from paperproof.build.pages import SEED_RENAMES
 from paperproof.build.pipeline import BuildConfig, build
-from paperproof.catalogue.twin import SEED_RENAMES
+from paperproof.build.site_paths import SitePaths
 from tests.conftest import SEEDS
 from tests.test_archive import LINK, PAPER, write_dump
 
@@ -70,6 +71,19 @@ def test_specimen_twins_are_marked(bundled_site):
         assert (twin["source"]["row_kind"] == "specimen") == slug.startswith("specimen-")
 
 
+def test_every_sample_says_why_it_was_chosen_on_its_page_and_in_its_twin(bundled_site):
+    from markupsafe import escape
+
+    bases = Counter()
+    for twin in sorted((bundled_site / "sample").glob("*.json")):
+        record = json.loads(twin.read_text())
+        assert record["why_chosen"], twin.name
+        page = (bundled_site / "sample" / twin.stem / "index.html").read_text()
+        assert f"Why chosen: {escape(record['why_chosen'])}." in page, twin.name
+        bases[record["link_basis"]] += 1
+    assert bases["behaviour"] >= 5 and bases["hardness_evidence"] >= 1  # the specimens' metrics run and are known
+
+
 def test_two_builds_are_byte_identical(bundled_site, tmp_path):
     build(BuildConfig(out=tmp_path / "site", cache=tmp_path / "cache"))  # a fresh cache: everything runs again
     comparison = filecmp.dircmp(bundled_site, tmp_path / "site")
@@ -108,17 +122,17 @@ def test_a_failed_build_leaves_the_previous_site(tmp_path, monkeypatch):
     build(BuildConfig(archive=str(archive), out=out, cache=None))
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    from paperproof.build import site as site_module
+    from paperproof.build import pipeline as pipeline_module
 
-    def explode(self):
+    def explode(site, papers, repositories):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(site_module.SiteWriter, "write_indexes", explode)
+    monkeypatch.setattr(pipeline_module, "write_indexes", explode)
     with pytest.raises(RuntimeError):
         build(BuildConfig(archive=str(archive), out=out, cache=None))
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
-    assert not any(p.name.endswith(".staging") for p in tmp_path.iterdir())
+    assert not SitePaths(out).staging.exists()
 
 
 def test_the_site_is_dated_by_its_inputs_or_source_date_epoch(monkeypatch):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from paperproof.build.contracts import annotation_types, check, doc_shape, doc_types, draft
 from paperproof.catalogue.extract import extract_module
 from paperproof.catalogue.run_result import EncodedValue
+from paperproof.verify.contracts import annotation_types, check, doc_shape, doc_types, draft
 
 
 def entry(code: str):

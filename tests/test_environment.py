@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from paperproof.build.verify import verify_path
+from paperproof.verify.checkout import verify_path
 from paperproof.runner.environment import declared, prepare, uv_binary
 
 pytestmark = pytest.mark.skipif(uv_binary() is None, reason="uv is not installed")

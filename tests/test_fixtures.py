@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 import numpy as np
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from paperproof.catalogue.extract import extract_module
 from paperproof.fixtures.synth import synthesize

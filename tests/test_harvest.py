@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from paperproof.build.pipeline import BuildConfig, build
-from paperproof.build.write import Busy
 from paperproof.catalogue import licence
 from paperproof.catalogue.archive import bundled_root
 from paperproof.catalogue.community import Community, CommunityRepo
 from paperproof.catalogue.harvest import HarvestConfig, harvest
 from paperproof.catalogue.repo_url import normalise_repo_url
 from paperproof.catalogue.store import Store, StoreRepos
+from paperproof.plumbing.locks import Busy
 from tests.github_server import FakeRepo, GitHubServer, files_of
 from tests.tar_corpus import SMALL, benign, corpus
 

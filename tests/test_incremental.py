@@ -20,6 +20,7 @@ from paperproof.build import publish
 from paperproof.build import search as search_module
 from paperproof.build.manifest import MARKER, state_directory
 from paperproof.build.pipeline import BuildConfig, build
+from paperproof.build.site_paths import SitePaths
 from paperproof.cli import main
 from tests.test_archive import LINK, PAPER, write_dump
 
@@ -134,7 +135,7 @@ def test_check_says_whether_the_site_is_stale_and_writes_nothing(tmp_path, no_se
     site, cache = tmp_path / "site", tmp_path / "cache"
     args = ["build", "--archive", source, "--out", str(site), "--cache", str(cache)]
     assert main([*args, "--check"]) == 1  # no site yet
-    assert not site.exists() and not (tmp_path / ".site.staging").exists()
+    assert not site.exists() and not SitePaths(site).staging.exists()
     assert main(args) == 0
     capsys.readouterr()
     assert main([*args, "--check"]) == 0
@@ -146,7 +147,7 @@ def test_check_says_whether_the_site_is_stale_and_writes_nothing(tmp_path, no_se
     assert main([*args, "--check"]) == 1
     out = capsys.readouterr().out
     assert "stale:" in out and "paper paper-0002" in out and "removed: paper/paper-0005/index.html" in out
-    assert files(site) == before and not (tmp_path / ".site.staging").exists()
+    assert files(site) == before and not SitePaths(site).staging.exists()
 
 
 def _killed_build(command: list[str], manifest: Path, timeout: float = 60.0) -> bool:
@@ -190,12 +191,12 @@ def test_a_killed_build_leaves_the_site_served_and_the_next_build_completes_it(t
                "--jobs", "1"]
     assert _killed_build(command, state_directory(cache, site) / "manifest.sqlite"), "the build finished first"
     assert files(site) == before  # the published site is untouched
-    assert (tmp_path / ".site.staging").is_dir()
+    assert SitePaths(site).staging.is_dir()
 
     summary = build(BuildConfig(archive=source, out=site, cache=cache))
     assert "resumed the staging tree of an unfinished build" in summary.notes
     assert summary.pages["kept"] >= 100  # what the killed build had written was not rendered again
-    assert not (tmp_path / ".site.staging").exists()
+    assert not SitePaths(site).staging.exists()
     clean = tmp_path / "clean"
     build(BuildConfig(archive=source, out=clean, cache=None))
     assert identical(site, clean) == []
@@ -257,7 +258,7 @@ def test_the_replaced_tree_is_patched_into_the_next_build_instead_of_copied(tmp_
     rows = papers(12)
     source = archive(tmp_path / "archive", rows)
     site, cache = tmp_path / "site", tmp_path / "cache"
-    kept = tmp_path / ".site.previous"
+    kept = SitePaths(site).previous
 
     def rebuild(changed_rows: list[dict], sentinel: bool) -> None:
         """Build with a file no build writes planted in the kept tree; it reaches the site when that tree does."""
@@ -303,7 +304,7 @@ def test_a_site_made_by_other_code_is_rendered_afresh_and_keeps_its_search_index
     pages = [path for path in after if not path.startswith("pagefind/")]
     assert all(path not in before or after[path][0] != before[path][0] for path in pages)  # every page written anew
     assert base.encode() in after["paper/paper-0003/index.html"][1]
-    assert not (tmp_path / ".site.previous").exists()  # nothing of the replaced tree is worth patching
+    assert not SitePaths(site).previous.exists()  # nothing of the replaced tree is worth patching
     clean = tmp_path / "clean"
     build(BuildConfig(archive=source, out=clean, cache=None, base_url=base))
     assert identical(site, clean) == []
@@ -319,8 +320,8 @@ def test_a_replaced_tree_is_deleted_in_the_background_after_the_swap(tmp_path, n
     old = files(site)
     archive(tmp_path / "archive", papers(20, title="Retitled"))
     build(BuildConfig(archive=source, out=site, cache=None))  # no cache: nothing is kept to patch
-    assert files(site).keys() == old.keys() and not (tmp_path / ".site.previous").exists()
-    trash = tmp_path / ".site.trash"
+    assert files(site).keys() == old.keys() and not SitePaths(site).previous.exists()
+    trash = SitePaths(site).trash
     assert trash.is_dir()  # the old tree went there in one rename, and a detached process deletes it
     deadline = time.monotonic() + 60
 
@@ -361,9 +362,9 @@ def test_a_second_build_of_the_same_site_is_refused_while_one_runs(tmp_path, no_
     source = archive(tmp_path / "archive", papers(3))
     site = tmp_path / "site"
     args = ["build", "--archive", source, "--out", str(site), "--cache", str(tmp_path / "cache")]
-    with publish.lock(site):  # what a running build holds
+    with publish.lock(SitePaths(site)):  # what a running build holds
         assert main(args) == 2
-        assert not site.exists() and not (tmp_path / ".site.staging").exists()
+        assert not site.exists() and not SitePaths(site).staging.exists()
     assert f"{site}: another build is writing or checking this site" in capsys.readouterr().err
     assert main(args) == 0 and (site / "index.html").is_file()
 

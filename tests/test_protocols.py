@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paperproof.build.verify import verify_path
+from paperproof.verify.checkout import verify_path
 from paperproof.catalogue.extract import extract_repo
 from paperproof.fixtures import training
 from paperproof.fixtures.synth import synthesize

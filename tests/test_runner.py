@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paperproof.build import verdict
 from paperproof.build.pipeline import BuildConfig, build
 from paperproof.catalogue.extract import extract_module
 from paperproof.catalogue.sample import Contract
@@ -25,6 +24,7 @@ from paperproof.runner import child
 from paperproof.runner.answer import parse_answer
 from paperproof.runner.executor import Executor, ResultCache, RunRequest
 from paperproof.runner.sandbox import Limits
+from paperproof.verify import verdict
 
 
 def request(tmp: Path, code: str, limits: dict | None = None, name: str = "m.py") -> RunRequest:

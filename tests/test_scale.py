@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paperproof.build import search
-from paperproof.build.links import read_link_table
+from paperproof.build.links import read_link_table, safe_key
 from paperproof.build.pages import Paging, PaperList, PaperListing
+from paperproof.build.records import about
 from paperproof.build.render import markdown_html, plain_text, prose_html
-from paperproof.build.renderer import Renderer
-from paperproof.build.twin import about, safe_key
+from paperproof.build.renderer import ListJob, Renderer
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import open_archive
 from tests.test_archive import LINK, PAPER, write_dump
@@ -72,7 +72,7 @@ def test_list_pages_assembled_without_validation_serialise_as_validated_records(
                              json_url=urls.paper_json(f"p{i}")) for i in range(3)]
     paging = Paging(page=1, pages=1, page_size=1000, total=3, page_url="/papers/", json_url="/api/papers.json",
                     prev=None, next=None, prev_page_url=None, next_page_url=None)
-    renderer.list_page(("papers", paging.model_dump_json(), [x.model_dump_json() for x in listings], None))
+    renderer.list_page(ListJob("papers", paging.model_dump_json(), [x.model_dump_json() for x in listings]))
     validated = PaperList(about=about(urls), schema_url=urls.schema("paper-list"), paging=paging, papers=listings)
     assert (tmp_path / "api" / "papers.json").read_text() == validated.model_dump_json()
 

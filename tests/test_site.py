@@ -10,7 +10,6 @@ from pathlib import Path
 
 from paperproof.build import pages as pages_module
 from paperproof.build import search as search_module
-from paperproof.build import site as site_module
 from paperproof.build.pipeline import BuildConfig, build
 from tests.sitecheck import check_site, load_json, parse
 from tests.test_archive import LINK, PAPER, write_dump
@@ -176,7 +175,6 @@ def small_archive(directory: Path, n: int) -> str:
 
 
 def test_lists_are_paged_with_next_and_every_page_validates(tmp_path, monkeypatch):
-    monkeypatch.setattr(site_module, "PAGE_SIZE", 2)
     monkeypatch.setattr(pages_module, "PAGE_SIZE", 2)
     site = tmp_path / "site"
     build(BuildConfig(archive=small_archive(tmp_path / "archive", 5), out=site, cache=None))

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from paperproof.catalogue.twin import SEED_RENAMES, PaperTwin
+from paperproof.build.pages import SEED_RENAMES, PaperTwin
 from tests.conftest import SEEDS
 
 SEED_FILES = sorted(SEEDS.glob("*.txt"))

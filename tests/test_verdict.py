@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from paperproof.build.contracts import draft
-from paperproof.build.verdict import judge
 from paperproof.catalogue.extract import extract_module
 from paperproof.catalogue.fixture_case import FixtureSet, Unsynthesizable
 from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, ExceptionInfo, RunResult
 from paperproof.fixtures.synth import synthesize
+from paperproof.verify.contracts import draft
+from paperproof.verify.verdict import judge
 
 ENTRY = extract_module("def f(x: int) -> float:\n    pass\n", repo="o/r", path="m.py")[0]
 FIXTURES = synthesize(ENTRY)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from paperproof.build.site_paths import SitePaths
 from paperproof.cli import parser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +61,8 @@ def test_the_build_step_builds_the_site_with_the_pages_base_url(tmp_path):
 def test_the_cached_paths_are_those_the_build_uses():
     restore = step("Restore")["with"]["path"].split()
     save = step("Save")["with"]["path"].split()
-    assert restore == save == [".paperproof-store", ".paperproof-cache", "site", ".site.staging", ".site.previous"]
+    site = [p.name for p in SitePaths(Path("site")).cached()]  # as the build names them
+    assert restore == save == [".paperproof-store", ".paperproof-cache", *site]
     names = [s.get("name") or s.get("uses") for s in steps()]
     assert names.index(step("Restore").get("name")) < names.index("Build the site") < names.index(step("Save")["name"])
     assert step("Save")["if"] == "always()"  # a failed build's staging tree is saved for the next run to resume

@@ -17,11 +17,11 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
-from paperproof.build.progress import bar
-from paperproof.build.twin import safe_key
 from paperproof.catalogue.archive import Archive
+from paperproof.catalogue.repo_url import RepoKey, normalise_repo_url
+from paperproof.plumbing.progress import bar
 
 SCHEMA_VERSION = "1"
 _SELECT = "SELECT slug, url, official, in_paper, in_github, framework FROM links"  # the columns of a `Link`
@@ -34,6 +34,41 @@ class Link(NamedTuple):
     mentioned_in_paper: bool | None
     mentioned_in_github: bool | None
     framework: str | None
+
+
+def safe_key(url: str) -> RepoKey | None:
+    """The repository a link's URL names, or None when it names none."""
+    try:
+        return normalise_repo_url(url)
+    except ValueError:
+        return None
+
+
+class LinkFacts(Protocol):
+    """What the kind and order of a code link are read from: a `CodeLinkRow`, or a `Link`."""
+
+    @property
+    def repo_url(self) -> str: ...
+    @property
+    def is_official(self) -> bool | None: ...
+    @property
+    def mentioned_in_paper(self) -> bool | None: ...
+    @property
+    def mentioned_in_github(self) -> bool | None: ...
+
+
+def repo_kind(link: LinkFacts) -> str:
+    """What the archive says of a link: official, named in the paper, or only listed."""
+    if link.is_official:
+        return "official"
+    if link.mentioned_in_paper:
+        return "named_in_paper"
+    return "listed"
+
+
+def link_order(link: LinkFacts) -> tuple:
+    """Official, then mentioned in the paper, then mentioned on GitHub; then URL, case-insensitively."""
+    return (not link.is_official, not link.mentioned_in_paper, not link.mentioned_in_github, link.repo_url.lower())
 
 
 def _flag(value: int | None) -> bool | None:

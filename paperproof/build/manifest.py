@@ -117,15 +117,18 @@ class Manifest:
     def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = path
         self.readonly = readonly
-        self.db = _connect(path, readonly) if path.exists() or not readonly else None
-        if self.db is not None and self._format() != FORMAT:
-            if readonly:  # a manifest in another format describes nothing this build can use
-                self.db.close()
-                self.db = None
-            else:
-                for table in ("meta", "site_units", "stage_units", "unit_data", "changed", "files"):
-                    self.db.execute(f"DROP TABLE IF EXISTS {table}")
-        if self.db is None:
+        self.db: sqlite3.Connection
+        db = _connect(path, readonly) if path.exists() or not readonly else None
+        if db is not None:
+            self.db = db
+            if self._format() != FORMAT:
+                if readonly:  # a manifest in another format describes nothing this build can use
+                    db.close()
+                    db = None
+                else:
+                    for table in ("meta", "site_units", "stage_units", "unit_data", "changed", "files"):
+                        db.execute(f"DROP TABLE IF EXISTS {table}")
+        if db is None:
             self.db = sqlite3.connect(":memory:")
         elif readonly:
             return
@@ -313,7 +316,7 @@ def input_files(location: str | None) -> dict[str, list[Path]] | None:
         folders = [Path(location)]
     else:
         return None
-    found = {"all": [], "links": []}
+    found: dict[str, list[Path]] = {"all": [], "links": []}
     for folder in folders:
         for path in sorted(folder.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:

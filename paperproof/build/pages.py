@@ -1,17 +1,26 @@
-"""Records of the site's list pages (index, paper and repository lists, tasks, statuses, attribution, search).
+"""The records of the site's pages, one module: each page is rendered from one of these, and the record
+itself is the page's JSON twin, so the two cannot disagree. `build.records` assembles each of them.
 
-As for papers, repositories and samples, each page is rendered from one of these records and the
-record itself is the page's JSON twin, so the two cannot disagree. Lists are paged (`Paging`) with
-a fixed page size, in a stable order; `api/papers.json` and `api/repos.json` are the first pages of
-the paper and repository lists.
+- a paper's twin (`PaperTwin`) keeps, key for key, the structure of the seed records. The seeds come
+  from a vendor catalogue; our twin keeps their keys and order but gives the vendor names neutral ones
+  (`SEED_RENAMES`) and points the vendor endpoints at this site. The models read the seed files
+  unchanged through validation aliases, so a seed round-trips to our names. Keys that one seed has and
+  another lacks are typed `MISSING`, so absence survives the round trip;
+- a repository's (`RepoTwin`); a sample's page has the sample's own record (`catalogue.sample.Sample`);
+- the list pages' (index, paper and repository lists, tasks, statuses, attribution, search). Lists are
+  paged (`Paging`) with a fixed page size, in a stable order; `api/papers.json` and `api/repos.json`
+  are the first pages of the paper and repository lists.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
-from paperproof.catalogue.sample import Fidelity
-from paperproof.catalogue.twin import About
+from pydantic import MISSING, AliasChoices, BaseModel, ConfigDict, Field
+
+from paperproof.catalogue.archive_rows import PaperMethod, Source
+from paperproof.catalogue.repo_record import Reach
+from paperproof.catalogue.sample import Fidelity, Sample
 
 PAGE_SIZE = 1000  # items per list page, HTML and JSON alike
 INDEX_PAPERS = 100  # papers listed on the index itself; the paper list has the rest
@@ -19,6 +28,177 @@ INDEX_PAPERS = 100  # papers listed on the index itself; the paper list has the 
 
 class PageModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# Seed key -> our key. Vendor-named keys get neutral names; vendor endpoints become our URLs.
+SEED_RENAMES: dict[str, str] = {
+    "syntology": "verification",
+    "syntology_extracted_results": "extracted_results",
+    "syntology_url": "page_url",
+    "atlas_url": "json_url",
+    "mcp": "api",
+    "developers": "schema_url",
+    "mcp_get_code": "code",
+}
+
+
+def _seed_alias(name: str) -> AliasChoices:
+    seed = {ours: theirs for theirs, ours in SEED_RENAMES.items()}[name]
+    return AliasChoices(name, seed)
+
+
+class About(PageModel):
+    site: str
+    non_affiliation: str
+    licence: str
+    licence_url: str
+    attribution: str
+    modified: str
+
+
+class CodeLink(PageModel):
+    """A code link as the twin shows it; flags are 0/1 (booleans in the raw dumps)."""
+
+    paper_slug: str
+    repo_url: str
+    is_official: int
+    mentioned_in_paper: int
+    mentioned_in_github: int
+    framework: str | None
+    reach: Reach | None
+
+
+class TaskRef(PageModel):
+    task_slug: str
+    task_name: str
+
+
+class RepoRef(PageModel):
+    provenance: str
+    url: str
+    reach: Reach | None
+
+
+class KindCount(PageModel):
+    samples: int
+    ran: int
+    repositories: int
+
+
+class CodeRef(PageModel):
+    """Where a program fetches the sample's code and record (the seeds' `mcp_get_code`)."""
+
+    code_sha256: str
+    url: str | MISSING = MISSING
+
+
+class TwinSample(PageModel):
+    code_sha256_prefix: str
+    entry: str
+    repo: str
+    repo_kind: str
+    path: str
+    file_url: str
+    link_basis: str
+    language: str
+    status: str
+    verification_level: int
+    contract_check: str | None
+    metamorphic_tier: str | None
+    behaviour_fingerprint: bool
+    licence: str
+    inline_ok: bool
+    code: CodeRef = Field(validation_alias=_seed_alias("code"))
+    reason: str | MISSING = MISSING
+    url: str | MISSING = MISSING
+    fidelity: list[Fidelity] | MISSING = MISSING
+
+
+class Verification(PageModel):
+    page_url: str | None | MISSING = Field(default=MISSING, validation_alias=_seed_alias("page_url"))
+    json_url: str = Field(validation_alias=_seed_alias("json_url"))
+    api: dict[str, Any] = Field(validation_alias=_seed_alias("api"))
+    schema_url: str = Field(validation_alias=_seed_alias("schema_url"))
+    read_at: str
+    read_at_is: str
+    claim: str
+    repos: list[RepoRef]
+    summary: dict[str, int]
+    by_repo_kind: dict[str, KindCount]
+    repo_kind_vocabulary: dict[str, str]
+    status_vocabulary: dict[str, str] | MISSING = MISSING
+    n_pointer_only_for_licence: int
+    samples: list[TwinSample]
+
+
+class PaperTwin(PageModel):
+    about: About
+    url: str
+    title: str
+    arxiv_id: str | None
+    date: str | None
+    proceeding: str | None
+    authors: list[str]
+    abstract: str | None
+    url_abs: str | None
+    url_pdf: str | None
+    source: Source
+    code_links: list[CodeLink]
+    tasks: list[TaskRef]
+    methods: list[PaperMethod]
+    datasets_introduced: list[Any]
+    methods_introduced: list[Any]
+    results: list[Any]
+    verification: Verification = Field(validation_alias=AliasChoices("verification", "syntology"))
+    arxiv_metadata: dict[str, Any] | None
+    extracted_results: dict[str, Any] | None = Field(
+        validation_alias=AliasChoices("extracted_results", "syntology_extracted_results")
+    )
+
+    def to_json(self) -> str:
+        """Compact, key-ordered as declared, no NaN: byte-identical for identical records."""
+        return self.model_dump_json()
+
+
+class PaperRef(PageModel):
+    slug: str
+    title: str
+    url: str
+    repo_kind: str
+
+
+class SampleRef(PageModel):
+    """A sample as its repository's page lists it: what it is, what it got, and where its own record is."""
+
+    sample_id: str
+    entry: str
+    path: str
+    status: str
+    contract_check: str | None
+    metamorphic_tier: str | None
+    fidelity: list[Fidelity]
+    url: str
+    json_url: str
+
+
+class RepoTwin(PageModel):
+    """The JSON twin of a repository page: the record as published (no local paths), its papers and samples."""
+
+    url: str
+    repo: str
+    host: str
+    source: str
+    reach: Reach | None
+    licence: str | None
+    licence_file: str | None
+    commit: str | None
+    readme: str | None
+    note: str | None
+    specimen: bool
+    page_url: str
+    json_url: str
+    papers: list[PaperRef]
+    samples: list[SampleRef]
 
 
 class Paging(PageModel):
@@ -198,9 +378,9 @@ class SearchPage(PageModel):
     shards: list[SearchShard]
 
 
-# Schema file name (`site/schema/<name>.json`) per record type.
+# Schema file name (`site/schema/<name>.json`) per record type, in the order the index lists them.
 PAGE_SCHEMAS: dict[str, type[BaseModel]] = {
-    "index": IndexPage, "paper-list": PaperList, "repo-list": RepoList, "status": StatusPage, "task": TaskPage,
+    "paper": PaperTwin, "repo": RepoTwin, "sample": Sample, "index": IndexPage, "paper-list": PaperList, "repo-list": RepoList, "status": StatusPage, "task": TaskPage,
     "task-index": TaskIndex, "attribution": AttributionPage, "search": SearchPage,
 }
 

@@ -8,32 +8,30 @@ staging directory and swapped in only when complete, so a failed build leaves th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
-from paperproof.build import contracts, fidelity, verdict
-from paperproof.build.progress import BuildSummary, bar
-from paperproof.build.samples import link_behaviours, make_sample
-from paperproof.build.links import LinkTable, read_link_table
+from paperproof.build.indexes import write_indexes
+from paperproof.build.links import LinkTable, read_link_table, repo_kind, safe_key
 from paperproof.build.manifest import input_files
-from paperproof.build.site import SiteWriter
-from paperproof.build.twin import repo_kind, safe_key
+from paperproof.build.paper_pages import write_papers
+from paperproof.build.repo_pages import write_repositories
+from paperproof.build.site import open_site
+from paperproof.build.summary import BuildSummary
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
-from paperproof.catalogue.archive_rows import CodeLinkRow
-from paperproof.catalogue.community import KIND as COMMUNITY_KIND, Community, annotate, curated
+from paperproof.catalogue.community import KIND as COMMUNITY_KIND
+from paperproof.catalogue.community import Community, annotate, curated
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
-from paperproof.catalogue.repos import LocalRepos, RepoSource, record_without_source
 from paperproof.catalogue.repo_url import RepoKey
-from paperproof.catalogue.sample import Sample
-from paperproof.catalogue.select import DEFAULT_PER_REPO, Selected, paper_terms, select
+from paperproof.catalogue.repo_work import RepoWork
+from paperproof.catalogue.repos import LocalRepos, RepoSource, record_without_source
+from paperproof.catalogue.select import DEFAULT_PER_REPO, paper_terms, select
 from paperproof.catalogue.store import StoreRepos
-from paperproof.fixtures.synth import synthesize
-from paperproof.runner import environment
-from paperproof.runner.distributed import make_executor
-from paperproof.runner.executor import ResultCache, RunRequest
+from paperproof.plumbing.progress import bar
+from paperproof.verify.stage import RunSettings, run_and_judge
 
 
 @dataclass
@@ -53,41 +51,33 @@ class BuildConfig:
     environments: Path | None = None  # where per-repository environments are cached; None: the runner's only
 
 
-@dataclass
-class RepoWork:
-    """What one repository contributes: its record, the entries chosen and the papers linking it."""
-
-    record: RepoRecord
-    selected: list[Selected] = field(default_factory=list)
-    samples: list[Sample] = field(default_factory=list)
-    papers: list[tuple[str, str]] = field(default_factory=list)  # (slug, repo kind)
-
-
 def build(config: BuildConfig) -> BuildSummary:
     summary = BuildSummary(out=str(config.out))
     archive = open_archive(config.archive)
-    # The site writer first: it forks the render processes before anything is read (see build.site).
-    with SiteWriter(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
-                    check=config.check, inputs=input_files(config.archive)) as site:
+    # The site first: it forks the render processes before anything is read (see build.site).
+    with open_site(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
+                   check=config.check, inputs=input_files(config.archive)) as site:
         with summary.timed("links"):
             links = read_links(archive, *site.links_store())
         with summary.timed("repositories"):
             repos = resolve_repositories(links, repository_source(config))
         with summary.timed("samples"):
             terms = collect_paper_terms(archive, links, repos)
-            select_entries(repos, terms, config.per_repo, summary)
-            run_and_judge(repos, config, summary)
+            repos = select_entries(repos, terms, config.per_repo, summary)
+            judged = run_and_judge(repos, run_settings(config))
+            repos, summary.executed, summary.cached = judged.repos, judged.executed, judged.cached
         with summary.timed("paper pages"):
-            summary.papers = site.write_papers(archive, links, repos)
+            papers = write_papers(site, archive, links, repos)
         with summary.timed("repository pages"):
-            site.write_repositories(repos)
+            repositories = write_repositories(site, repos, papers)
         with summary.timed("indexes and search"):
-            site.write_indexes()
+            write_indexes(site, papers, repositories)
+    summary.papers = papers.count
     summary.rejects = archive.rejects + site.rejects
     summary.notes = site.notes
     summary.pages = dict(site.counts)
     summary.stale = site.stale
-    summary.noop = site.noop
+    summary.noop = papers.noop
     summary.check = config.check
     summary.repositories = len(repos)
     summary.repositories_with_source = sum(1 for w in repos.values() if w.record.has_source)
@@ -122,7 +112,7 @@ def repository_source(config: BuildConfig) -> RepoSource:
     return NoSources()
 
 
-def resolve_repositories(links: dict[str, list[CodeLinkRow]], source: RepoSource,
+def resolve_repositories(links: LinkTable, source: RepoSource,
                          community: Community | None = None) -> dict[str, RepoWork]:
     """A record for every repository any link points at, keyed by normalised URL. One pass over the links
     (each URL normalised once) gathers the repositories and, in slug order, the papers linking each."""
@@ -134,25 +124,24 @@ def resolve_repositories(links: dict[str, list[CodeLinkRow]], source: RepoSource
             if key is not None:
                 keys.setdefault(key.key, key)
                 papers.setdefault(key.key, []).append((slug, repo_kind(link)))
-    repos = {k: RepoWork(source.record_for(keys[k]), papers=papers[k])
+    repos = {k: RepoWork(source.record_for(keys[k]), papers=tuple(papers[k]))
              for k in bar(sorted(keys), "repositories", unit="repo")}
-    add_community(repos, source, curated() if community is None else community)
+    return add_community(repos, source, curated() if community is None else community)
+
+
+def add_community(repos: dict[str, RepoWork], source: RepoSource, community: Community) -> dict[str, RepoWork]:
+    """Curated repositories: each gets a record (so a page) and its papers, as kind `community`, unless linked."""
+    repos = dict(repos)
+    for entry in community:
+        key = entry.key
+        work = repos.get(key.key) or RepoWork(source.record_for(key))
+        linked = {slug for slug, _ in work.papers}
+        repos[key.key] = work.but(record=annotate(work.record, entry), papers=work.papers + tuple(
+            (slug, COMMUNITY_KIND) for slug in entry.papers if slug not in linked))
     return repos
 
 
-def add_community(repos: dict[str, RepoWork], source: RepoSource, community: Community) -> None:
-    """Curated repositories: each gets a record (so a page) and its papers, as kind `community`, unless linked."""
-    for entry in community:
-        key = entry.key
-        work = repos.get(key.key)
-        if work is None:
-            work = repos[key.key] = RepoWork(source.record_for(key))
-        work.record = annotate(work.record, entry)
-        linked = {slug for slug, _ in work.papers}
-        work.papers.extend((slug, COMMUNITY_KIND) for slug in entry.papers if slug not in linked)
-
-
-def collect_paper_terms(archive: Archive, links: dict[str, list[CodeLinkRow]],
+def collect_paper_terms(archive: Archive, links: LinkTable,
                         repos: dict[str, RepoWork]) -> dict[str, set[str]]:
     """Per repository with source, the vocabulary of the papers linking it (abstracts and tasks)."""
     wanted = {slug for w in repos.values() if w.record.has_source for slug, _ in w.papers}
@@ -164,51 +153,25 @@ def collect_paper_terms(archive: Archive, links: dict[str, list[CodeLinkRow]],
     return {k: set().union(*(by_paper.get(s, set()) for s, _ in w.papers)) for k, w in repos.items() if w.record.has_source}
 
 
-def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_repo: int, summary: BuildSummary) -> None:
+def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_repo: int,
+                   summary: BuildSummary) -> dict[str, RepoWork]:
     """Extract every entry of each repository with `ast`, then keep the most relevant."""
+    chosen = dict(repos)
     for key, work in bar(sorted(repos.items()), "extract", unit="repo"):
         record = work.record
-        if not record.has_source:
+        if record.snapshot is None:  # no source (`has_source`): nothing to extract
             continue
         root = Path(record.snapshot)
         report = extract_repo(root, record.repo)
         summary.skipped_files.extend((record.repo, path, reason) for path, reason in report.skipped)
         readme = (root / record.readme).read_text(encoding="utf-8", errors="replace") if record.readme else ""
-        work.selected = select(report.entries, terms.get(key, set()), readme, per_repo)
+        chosen[key] = work.but(selected=tuple(select(report.entries, terms.get(key, set()), readme, per_repo)))
+    return chosen
 
 
-def run_and_judge(repos: dict[str, RepoWork], config: BuildConfig, summary: BuildSummary) -> None:
-    """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did."""
-    jobs = []
-    for key in sorted(repos):
-        work = repos[key]
-        env = environment.for_record(work.record, config.environments) if work.selected else None
-        for chosen in work.selected:
-            fixtures = synthesize(chosen.entry, work.record.snapshot, env.paths if env else ())
-            jobs.append((work, chosen, fixtures, contracts.draft(chosen.entry), env))
-    runnable = [RunRequest(c.entry, f, work.record.snapshot, config.limits, env.path if env else None)
-                for work, c, f, _, env in jobs if f.cases]
-    cache = ResultCache(config.cache / "runs" if config.cache else None)
-    results = {}
-    if runnable:
-        with make_executor(config.workers, cache, config.scheduler) as executor:
-            for request, result in zip(runnable, bar(executor.run(runnable), "run", total=len(runnable), unit="sample")):
-                results[request.entry.code_sha256, request.entry.path, request.entry.repo] = result
-            summary.executed = executor.executed
-            summary.cached = cache.hits
-    for work, chosen, fixtures, contract, env in bar(jobs, "verify", unit="sample"):
-        result = results.get((chosen.entry.code_sha256, chosen.entry.path, chosen.entry.repo))
-        findings = fidelity.assess(fixtures, result)
-        judged = verdict.judge(fixtures, result, contract, findings)
-        papers = sorted({slug for slug, _ in work.papers})
-        sample = make_sample(chosen.entry, work.record, chosen.link_basis, fixtures, result, contract, judged,
-                             papers, findings)
-        if env is not None and env.describe():
-            sample = sample.model_copy(update={"notes": [*sample.notes, *env.describe()]})
-        work.samples.append(sample)
-    linked = iter(link_behaviours([s for key in sorted(repos) for s in repos[key].samples]))
-    for key in sorted(repos):
-        repos[key].samples = [next(linked) for _ in repos[key].samples]
+def run_settings(config: BuildConfig) -> RunSettings:
+    return RunSettings(workers=config.workers, cache=config.cache, scheduler=config.scheduler, limits=config.limits,
+                       environments=config.environments)
 
 
 def read_at(archive: Archive) -> str:
@@ -218,7 +181,7 @@ def read_at(archive: Archive) -> str:
         if not epoch.isdigit():
             raise ValueError(f"SOURCE_DATE_EPOCH={epoch!r} is not a count of seconds since 1970-01-01 UTC; "
                              "unset it to date the site by its archive snapshot")
-        return datetime.fromtimestamp(int(epoch), tz=timezone.utc).isoformat()
+        return datetime.fromtimestamp(int(epoch), tz=UTC).isoformat()
     dates = sorted(p.source.snapshot for p in archive.parts if p.source.snapshot[:4].isdigit())
     day = dates[-1] if dates else "1970-01-01"
     return f"{day}T00:00:00+00:00"

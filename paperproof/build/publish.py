@@ -4,11 +4,11 @@
   inputs did not change cost one `link()` each and are never rendered again. A build whose pages all
   change (other code) starts an empty tree instead, and links in only what it keeps (`link_files`).
   Every later write to the staging tree replaces a file by renaming a new one over it
-  (`write.write_file`), so the published files behind the links are never touched.
+  (`plumbing.files.write_file`), so the published files behind the links are never touched.
 - `swap` exchanges the two trees in one `renameat2(RENAME_EXCHANGE)` where the kernel and filesystem
   allow it: readers see the old tree or the new one, never neither. Elsewhere it falls back to two
   renames (the published name is missing for a moment in between). The replaced tree is kept beside
-  the site (`previous`) when the caller asks, else handed to `discard`, which deletes it in the
+  the site (`SitePaths.previous`) when the caller asks, else handed to `discard`, which deletes it in the
   background.
 - `patch_previous` makes the kept tree the next build's staging tree: it differs from the published
   one only in the files the last build changed, so bringing it up to date costs one `link()` or
@@ -31,7 +31,9 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from paperproof.build.write import hold, link_over, remove_file
+from paperproof.build.site_paths import SitePaths
+from paperproof.plumbing.files import link_over, remove_file
+from paperproof.plumbing.locks import hold
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -93,23 +95,18 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(error, os.strerror(error), str(a))
 
 
-def lock(out: Path) -> AbstractContextManager[int]:
-    """Held by a build (or a check) of the site at `out` from start to end: a second one is refused at once
-    instead of interleaving its writes with the first's."""
-    return hold(out.with_name(f".{out.name}.lock"), f"{out}: another build is writing or checking this site; "
-                                                     "run this one when it has finished")
+def lock(paths: SitePaths) -> AbstractContextManager[int]:
+    """Held by a build (or a check) of the site at `paths.out` from start to end: a second one is refused at
+    once instead of interleaving its writes with the first's."""
+    return hold(paths.lock, f"{paths.out}: another build is writing or checking this site; "
+                            "run this one when it has finished")
 
 
-def previous(out: Path) -> Path:
-    """Where the tree replaced by the last swap is kept."""
-    return out.with_name(f".{out.name}.previous")
-
-
-def swap(staging: Path, out: Path, *, keep: bool = False) -> None:
-    """Publish `staging` as `out`; the replaced tree is kept at `previous(out)` with `keep`, else removed
-    after the new one is in place."""
-    old = previous(out)
-    discard(old, out)
+def swap(paths: SitePaths, *, keep: bool = False) -> None:
+    """Publish the staging tree as the site; the replaced tree is kept at `paths.previous` with `keep`, else
+    removed after the new one is in place."""
+    out, staging, old = paths.out, paths.staging, paths.previous
+    discard(old, paths)
     if out.exists() and _exchange(staging, out):
         staging.rename(old)  # the old tree, now at the staging path
     else:
@@ -117,14 +114,15 @@ def swap(staging: Path, out: Path, *, keep: bool = False) -> None:
             out.rename(old)
         staging.rename(out)
     if not keep:
-        discard(old, out)
+        discard(old, paths)
 
 
-def patch_previous(out: Path, staging: Path, changed: Iterable[str]) -> int:
-    """Move the kept previous tree to `staging` and make it a copy of `out` (hard links), given every path
-    that may differ between the two: each is linked from `out` where it exists there (unless it is already
-    the same file), else removed. Returns the number of paths patched."""
-    previous(out).rename(staging)
+def patch_previous(paths: SitePaths, changed: Iterable[str]) -> int:
+    """Move the kept previous tree to the staging path and make it a copy of the site (hard links), given every
+    path that may differ between the two: each is linked from the site where it exists there (unless it is
+    already the same file), else removed. Returns the number of paths patched."""
+    out, staging = paths.out, paths.staging
+    paths.previous.rename(staging)
     count = 0
     for name in changed:
         source, target = out / name, staging / name
@@ -143,11 +141,6 @@ def patch_previous(out: Path, staging: Path, changed: Iterable[str]) -> int:
     return count
 
 
-def trash(out: Path) -> Path:
-    """Where trees beside the site at `out` go to be deleted (`discard`)."""
-    return out.with_name(f".{out.name}.trash")
-
-
 # One deleter at a time (the lock): a deleter started while another runs waits, then finds what is left.
 _DELETER = """import fcntl, os, shutil, sys
 os.nice(10)
@@ -159,15 +152,15 @@ with open(os.path.join(sys.argv[1], ".lock"), "a") as lock:
 """
 
 
-def discard(path: Path, out: Path) -> None:
-    """Delete the tree at `path` (beside the site at `out`) without waiting for it: it is renamed into the
-    site's trash folder, and a detached, niced process deletes what that folder holds. A site's worth of
+def discard(path: Path, paths: SitePaths) -> None:
+    """Delete the tree at `path` (beside the site at `paths.out`) without waiting for it: it is renamed into
+    the site's trash folder, and a detached, niced process deletes what that folder holds. A site's worth of
     files takes minutes to delete, as long as rendering it on some disks; publication need not wait for
     that, and on a CI runner thrown away after the build it need never finish. A deleter that is killed
     leaves the rest for the next one."""
     if not path.exists():
         return
-    folder = trash(out)
+    folder = paths.trash
     folder.mkdir(exist_ok=True)
     path.rename(Path(tempfile.mkdtemp(dir=folder)) / path.name)
     subprocess.Popen([sys.executable, "-c", _DELETER, str(folder)], stdin=subprocess.DEVNULL,

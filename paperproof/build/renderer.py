@@ -1,13 +1,13 @@
 """Rendering records into files: the work the render processes share.
 
-Everything here is a pure function of the item it is given (plus the code, templates and build settings,
-which the manifest's digests cover): a paper's item is its archive row, its code links and the records
-and samples of the repositories it shows; a list page's item is its paging and the listings on it. So a
-page is rendered again exactly when its item's digest changes, and the same item gives the same bytes
-in any process, in any order.
+Everything here is a pure function of the job it is given (plus the code, templates and build settings,
+which the manifest's digests cover): a paper's job (`PaperJob`) is its archive row, its code links and
+the records and samples of the repositories it shows; a list page's (`ListJob`) is its paging and the
+listings on it. So a page is rendered again exactly when its job's digest changes, and the same job
+gives the same bytes in any process, in any order. Each page's record comes from `build.records`.
 
 The render processes are forked from the build before it reads the archive (and before anything could
-initialise torch), so they hold only what they are sent. `RenderPool` sends chunks of items, keeps a few
+initialise torch), so they hold only what they are sent. `RenderPool` sends chunks of jobs, keeps a few
 chunks in flight per process, and hands back the results in the order the chunks were sent.
 """
 
@@ -17,20 +17,74 @@ import json
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from paperproof.build import datamap, render, search, seo
-from paperproof.build.pages import Paging, PaperList, PaperListing, RepoList, RepoListing, SampleListing, TaskPage
-from paperproof.build.twin import TwinContext, about, paper_twin, safe_key
+from paperproof.build import datamap, records, render, search, seo
+from paperproof.build.links import Link, safe_key
+from paperproof.build.pages import Paging, PaperListing, RepoListing, RepoTwin
+from paperproof.build.records import TwinContext, about
 from paperproof.build.urls import SiteUrls, file_for, repo_slug
-from paperproof.build.write import write_file, write_new
-from paperproof.catalogue.archive_rows import PaperRow
+from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, Source
+from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
-from paperproof.catalogue.twin import PaperRef, RepoTwin, SampleRef
+from paperproof.plumbing.files import write_file, write_new
+
+# The jobs sent to the render processes and the results sent back: tuples with names (`NamedTuple`), which
+# pickle as a tuple and a reference to their class, once a chunk (millions cross at archive scale).
+
+
+class PaperJob(NamedTuple):
+    """A paper's page and twin: its archive row (JSON), its source, its code links, and the records and
+    samples of the repositories it shows (by key)."""
+
+    slug: str
+    row: str
+    source: Source
+    links: Sequence[CodeLinkRow | Link]
+    records: dict[str, RepoRecord]
+    samples: dict[str, tuple[Sample, ...]]
+
+
+class PaperRendered(NamedTuple):
+    """What the indexes need of a paper written: its listing (JSON), feed entry (JSON, when it ran a sample),
+    search record (when there is search), and the number of its samples that ran."""
+
+    listing: str
+    feed: str | None
+    doc: str | None
+    ran: int
+
+
+class PaperRejected(NamedTuple):
+    """A paper whose record could not be assembled: why, and the archive's URL of the paper."""
+
+    reason: str
+    record: str | None
+
+
+class RepoJob(NamedTuple):
+    """A repository's page and twin and its samples' pages: its record, samples, papers [(slug, title,
+    kind)], the titles of the samples' papers, and its README's text."""
+
+    record: RepoRecord
+    samples: tuple[Sample, ...]
+    papers: list[tuple[str, str, str]]
+    titles: dict[str, str]
+    readme: str | None
+
+
+class ListJob(NamedTuple):
+    """A page of a list (kind `papers`, `repos` or `task`): its paging (JSON), its rows (listing JSONs), and,
+    for a task, (task slug, name, other names)."""
+
+    kind: str
+    paging: str
+    rows: list[str]
+    task: tuple[str, str, list[str]] | None = None
 
 
 class Renderer:
@@ -71,71 +125,51 @@ class Renderer:
 
     # --- papers ---
 
-    def paper(self, item: tuple) -> tuple:
-        """Item: (slug, paper row JSON, source, links, records, samples). Result: ("ok", listing JSON, feed JSON
-        or None, search record or None, ran) or ("reject", reason, paper URL)."""
-        slug, row, source, links, records, samples = item
+    def paper(self, job: PaperJob) -> PaperRendered | PaperRejected:
         try:
-            paper = PaperRow.model_validate_json(row)
-            twin = paper_twin(paper, source, links, records, samples, self.ctx)
+            paper = PaperRow.model_validate_json(job.row)
+            twin = records.paper_twin(paper, job.source, job.links, job.records, job.samples, self.ctx)
             repo_pages = {}
             for link in twin.code_links:
                 key = safe_key(link.repo_url)
-                record = records.get(key.key) if key else None
+                record = job.records.get(key.key) if key else None
                 if record is not None:
                     repo_pages[link.repo_url] = {
                         "url": self.urls.repo(repo_slug(record.host, record.repo)), "name": record.repo,
                         "licence": record.licence, "note": record.note,
                     }
             year = twin.date[:4] if twin.date else None
-            metrics = {f.metric for s in twin.verification.samples for f in (s.fidelity or [])}
+            metrics = {f.metric for s in twin.verification.samples if isinstance(s.fidelity, list) for f in s.fidelity}
             data_map = self.urls.static("data-map.svg") if datamap.shows_data_map(metrics) else None
             arxiv = bool(twin.arxiv_id) or "arxiv.org/" in (twin.url_abs or "")
             page = self.page("paper.html", twin.url, twin.verification.json_url, "paper",
                              seo.paper_meta(twin, self.urls), twin=twin, repos=repo_pages, data_map=data_map,
                              arxiv=arxiv, abstract_html=render.markdown_html(twin.abstract),
-                             bibtex=render.bibtex(slug, twin.title, twin.authors, year, twin.url_abs))
+                             bibtex=render.bibtex(job.slug, twin.title, twin.authors, year, twin.url_abs))
             self.write(twin.verification.json_url, twin.to_json())
         except (ValidationError, ValueError, KeyError) as exc:
-            return ("reject", f"paper record could not be assembled: {str(exc).splitlines()[0][:200]}",
-                    json.loads(row).get("paper_url"))
-        ran = sum(1 for s in twin.verification.samples if s.status.startswith("ran"))
-        tasks = [t.task_name for t in twin.tasks]
-        listing = PaperListing(
-            slug=slug, title=twin.title, date=twin.date, authors=list(twin.authors), tasks=tasks,
-            specimen=source.row_kind == "specimen", samples=len(twin.verification.samples), ran=ran,
-            url=self.urls.paper(slug), json_url=self.urls.paper_json(slug))
+            return PaperRejected(f"paper record could not be assembled: {str(exc).splitlines()[0][:200]}",
+                                 json.loads(job.row).get("paper_url"))
+        listing = records.paper_listing(twin, job.slug, job.source.row_kind == "specimen", self.urls)
         feed = None
-        if ran:
-            feed = json.dumps([slug, twin.title, list(twin.authors), twin.date, listing.url,
-                               render.plain_text(twin.abstract), listing.samples, ran], ensure_ascii=False)
+        if listing.ran:
+            feed = json.dumps([job.slug, twin.title, list(twin.authors), twin.date, listing.url,
+                               render.plain_text(twin.abstract), listing.samples, listing.ran], ensure_ascii=False)
         doc = None
         if self.search_available:
-            doc = search.record("/" + page.removesuffix("index.html"), twin.title, list(twin.authors), tasks,
+            doc = search.record("/" + page.removesuffix("index.html"), twin.title, list(twin.authors), listing.tasks,
                                 render.plain_text(twin.abstract, limit=4000), twin.date)
-        return ("ok", listing.model_dump_json(), feed, doc, ran)
+        return PaperRendered(listing.model_dump_json(), feed, doc, listing.ran)
 
     # --- repositories and samples ---
 
-    def repository(self, item: tuple) -> list[str]:
-        """Item: (record, samples, papers [(slug, title, kind)], titles of the samples' papers, README text)."""
-        record, samples, papers, titles, readme = item
+    def repository(self, job: RepoJob) -> list[str]:
+        record, samples = job.record, job.samples
         urls = self.urls
-        slug = repo_slug(record.host, record.repo)
-        refs = [PaperRef(slug=s, title=t, url=urls.paper(s), repo_kind=kind) for s, t, kind in papers]
-        sample_refs = [SampleRef(sample_id=s.sample_id, entry=s.entry, path=s.path, status=s.status,
-                                 contract_check=s.contract_check, metamorphic_tier=s.metamorphic_tier,
-                                 fidelity=list(s.fidelity), url=urls.sample(s.sample_id),
-                                 json_url=urls.sample_json(s.sample_id)) for s in samples]
-        twin = RepoTwin(
-            url=record.url, repo=record.repo, host=record.host, source=record.source, reach=record.reach,
-            licence=record.licence, licence_file=record.licence_file, commit=record.commit,
-            readme=record.readme, note=record.note, specimen=record.specimen,
-            page_url=urls.repo(slug), json_url=urls.repo_json(slug), papers=refs, samples=sample_refs,
-        )
+        twin = records.repo_twin(record, samples, job.papers, urls)
         readme_html = None
-        if readme is not None:
-            readme_html = render.markdown_html(readme, link_base=record.file_url, image_base=raw_url(record))
+        if job.readme is not None:
+            readme_html = render.markdown_html(job.readme, link_base=record.file_url, image_base=raw_url(record))
         description = f"{record.repo}: licence {record.licence or 'not known'}, {len(samples)} samples."
         files = [self.page("repo.html", twin.page_url, twin.json_url, "repo",
                            seo.page_meta(twin.page_url, description, urls), record=twin,
@@ -143,14 +177,14 @@ class Renderer:
                            purpose=record.purpose, topic=record.topic),
                  self.write(twin.json_url, twin.model_dump_json())]
         for sample in samples:
-            files.extend(self.sample(sample, twin, titles))
+            files.extend(self.sample(sample, twin, job.titles))
         return files
 
     def sample(self, sample: Sample, repo: RepoTwin, titles: dict[str, str]) -> list[str]:
         urls = self.urls
         url, json_url = urls.sample(sample.sample_id), urls.sample_json(sample.sample_id)
-        shown = sample.inline_ok and sample.source
-        source_html = render.code_html(sample.source, sample.lineno) if shown else None
+        shown = sample.source if sample.inline_ok else None
+        source_html = render.code_html(shown, sample.lineno) if shown else None
         papers = [{"url": urls.paper(s), "title": titles.get(s, s)} for s in sample.papers]
         description = f"{sample.entry} in {sample.repo}: {sample.status}. {sample.reason}"
         return [self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls), sample=sample,
@@ -159,33 +193,23 @@ class Renderer:
 
     # --- list pages ---
 
-    def list_page(self, item: tuple) -> list[str]:
-        """Item: (kind, paging JSON, listing JSONs, extra). Kinds: papers, repos, task."""
-        kind, paging_json, rows, extra = item
-        paging = Paging.model_construct(**json.loads(paging_json))
-        if kind == "papers":
-            listings = [PaperListing.model_construct(**json.loads(r)) for r in rows]
-            record = PaperList.model_construct(about=self.about, schema_url=self.urls.schema("paper-list"),
-                                               paging=paging, papers=listings)
+    def list_page(self, job: ListJob) -> list[str]:
+        paging = Paging.model_construct(**json.loads(job.paging))
+        if job.kind == "papers":
+            listings = [PaperListing.model_construct(**json.loads(r)) for r in job.rows]
+            record = records.paper_list(self.about, self.urls, paging, listings)
             return self.record("papers.html", record, paging.page_url, paging.json_url, "paper-list",
                                f"Every paper in this catalogue, page {paging.page} of {paging.pages}.")
-        if kind == "repos":
-            listings = [RepoListing.model_construct(**json.loads(r)) for r in rows]
-            record = RepoList.model_construct(about=self.about, schema_url=self.urls.schema("repo-list"),
-                                              paging=paging, repos=listings)
-            return self.record("repos.html", record, paging.page_url, paging.json_url, "repo-list",
+        if job.kind == "repos":
+            repos = [RepoListing.model_construct(**json.loads(r)) for r in job.rows]
+            repo_list = records.repo_list(self.about, self.urls, paging, repos)
+            return self.record("repos.html", repo_list, paging.page_url, paging.json_url, "repo-list",
                                f"Every repository in this catalogue, page {paging.page} of {paging.pages}.")
-        task_slug, name, other_names = extra
-        listings = [PaperListing.model_construct(**json.loads(r)) for r in rows]
-        record = TaskPage.model_construct(about=self.about, schema_url=self.urls.schema("task"), task_slug=task_slug,
-                                          task_name=name, other_names=list(other_names), paging=paging, papers=listings)
-        return self.record("task.html", record, paging.page_url, paging.json_url, "task", f"Papers with the task {name}.")
-
-
-def sample_listing(s: Sample, urls: SiteUrls, repo_kind: str | None = None) -> SampleListing:
-    return SampleListing(sample_id=s.sample_id, entry=s.entry, repo=s.repo, repo_kind=repo_kind, path=s.path,
-                         status=s.status, contract_check=s.contract_check, metamorphic_tier=s.metamorphic_tier,
-                         fidelity=list(s.fidelity), url=urls.sample(s.sample_id), json_url=urls.sample_json(s.sample_id))
+        assert job.task is not None
+        task_slug, name, other_names = job.task
+        listings = [PaperListing.model_construct(**json.loads(r)) for r in job.rows]
+        task = records.task_page(self.about, self.urls, paging, listings, task_slug, name, other_names)
+        return self.record("task.html", task, paging.page_url, paging.json_url, "task", f"Papers with the task {name}.")
 
 
 def raw_url(record: Any) -> Callable[[str], str]:
@@ -202,22 +226,22 @@ def raw_url(record: Any) -> Callable[[str], str]:
 _RENDERER: Renderer | None = None  # set in the parent before forking; each render process inherits it
 
 
-def _render_papers(chunk: list[tuple], fresh: bool) -> list[tuple]:
+def _render_papers(chunk: list[PaperJob], fresh: bool) -> list[PaperRendered | PaperRejected]:
     assert _RENDERER is not None
     _RENDERER.fresh = fresh
-    return [_RENDERER.paper(item) for item in chunk]
+    return [_RENDERER.paper(job) for job in chunk]
 
 
-def _render_repositories(chunk: list[tuple], fresh: bool) -> list[list[str]]:
+def _render_repositories(chunk: list[RepoJob], fresh: bool) -> list[list[str]]:
     assert _RENDERER is not None
     _RENDERER.fresh = fresh
-    return [_RENDERER.repository(item) for item in chunk]
+    return [_RENDERER.repository(job) for job in chunk]
 
 
-def _render_list_pages(chunk: list[tuple], fresh: bool) -> list[list[str]]:
+def _render_list_pages(chunk: list[ListJob], fresh: bool) -> list[list[str]]:
     assert _RENDERER is not None
     _RENDERER.fresh = fresh
-    return [_RENDERER.list_page(item) for item in chunk]
+    return [_RENDERER.list_page(job) for job in chunk]
 
 
 def _close(*descriptors: int) -> None:
@@ -225,7 +249,7 @@ def _close(*descriptors: int) -> None:
         os.close(fd)
 
 
-WORK: dict[str, Callable[[list[tuple], bool], list]] = {
+WORK: dict[str, Callable[[list[Any], bool], list]] = {
     "papers": _render_papers, "repositories": _render_repositories, "lists": _render_list_pages,
 }
 
@@ -250,7 +274,7 @@ class RenderPool:
         self.pending: deque[tuple[Any, Any, Callable[[Any, list], None]]] = deque()
         self.fresh = False  # sent with each chunk (see `Renderer.fresh`)
 
-    def submit(self, kind: str, chunk: list[tuple], context: Any, on_result: Callable[[Any, list], None]) -> None:
+    def submit(self, kind: str, chunk: list[Any], context: Any, on_result: Callable[[Any, list], None]) -> None:
         if self.pool is None:
             on_result(context, WORK[kind](chunk, self.fresh))
             return

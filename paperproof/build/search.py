@@ -29,6 +29,7 @@ the binary is missing or fails, the site is built without search and the build s
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import re
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from paperproof.build.manifest import digest
-from paperproof.build.write import update_tree
+from paperproof.plumbing.files import update_tree
 
 SHARD_SIZE = 5_000  # Pagefind holds about 95 KB per paper while it indexes: about 0.5 GB per shard
 FIELDS = ["title", "authors", "tasks", "abstract"]
@@ -143,10 +144,12 @@ class Indexer:
 
     def _answer(self) -> dict[str, Any]:
         """The next answer's payload; raises on an error or when Pagefind exits."""
-        assert self.process.stdout is not None
+        stdout = self.process.stdout
+        if not isinstance(stdout, io.BufferedIOBase):  # Popen(stdout=PIPE), default bufsize: a BufferedReader
+            raise PagefindError(f"Pagefind's output is not a buffered pipe but {type(stdout).__name__}")
         parts = [self._partial]
         while not self._answers:  # an answer of many megabytes comes in many reads: each is looked at once
-            chunk = self.process.stdout.read1(1 << 20)
+            chunk = stdout.read1(1 << 20)
             if not chunk:
                 raise PagefindError(f"Pagefind exited (status {self.process.wait()}) before it answered")
             parts.append(chunk)

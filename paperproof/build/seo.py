@@ -15,9 +15,9 @@ from xml.sax.saxutils import escape
 
 from markupsafe import Markup
 
+from paperproof.build.pages import PaperTwin
 from paperproof.build.render import http_url, json_script, plain_text
 from paperproof.build.urls import SiteUrls
-from paperproof.catalogue.twin import PaperTwin
 
 SITEMAP_MAX = 50_000
 SITE_NAME = "paperproof"
@@ -50,10 +50,10 @@ def paper_meta(twin: PaperTwin, urls: SiteUrls) -> PageMeta:
         tags.append(("citation_conference_title", twin.proceeding))
     if twin.arxiv_id:
         tags.append(("citation_arxiv_id", twin.arxiv_id))
-    if http_url(twin.url_abs):
-        tags.append(("citation_abstract_html_url", twin.url_abs.strip()))
-    if http_url(twin.url_pdf):
-        tags.append(("citation_pdf_url", twin.url_pdf.strip()))
+    if abs_url := http_url(twin.url_abs):
+        tags.append(("citation_abstract_html_url", abs_url))
+    if pdf_url := http_url(twin.url_pdf):
+        tags.append(("citation_pdf_url", pdf_url))
     if twin.tasks:
         tags.append(("citation_keywords", "; ".join(t.task_name for t in twin.tasks)))
     return PageMeta(description=description, og_type="article", og_url=twin.url if urls.absolute else None,
@@ -78,11 +78,11 @@ def scholarly_article(twin: PaperTwin) -> dict:
         data["keywords"] = [t.task_name for t in twin.tasks]
     if twin.proceeding:
         data["isPartOf"] = {"@type": "CreativeWork", "name": twin.proceeding}
-    same_as = [u.strip() for u in (twin.url_abs, twin.url_pdf) if http_url(u)]
+    same_as = [url for url in map(http_url, (twin.url_abs, twin.url_pdf)) if url]
     if same_as:
         data["sameAs"] = same_as
-    if http_url(twin.url_pdf):
-        data["encoding"] = {"@type": "MediaObject", "contentUrl": twin.url_pdf.strip(), "encodingFormat": "application/pdf"}
+    if pdf_url := http_url(twin.url_pdf):
+        data["encoding"] = {"@type": "MediaObject", "contentUrl": pdf_url, "encodingFormat": "application/pdf"}
     if twin.arxiv_id:
         data["identifier"] = {"@type": "PropertyValue", "propertyID": "arXiv", "value": twin.arxiv_id}
     data["url"] = twin.url

@@ -26,9 +26,9 @@ from paperproof.catalogue.archive_rows import (
     EvaluationTask,
     MethodRow,
     PaperRow,
+    Source,
 )
 from paperproof.catalogue.readahead import ReadAhead
-from paperproof.catalogue.twin import Source
 
 ARCHIVE_LICENCE_URL = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
 ARCHIVE_NAME = "pwc-archive (Hugging Face), CC BY-SA 4.0"
@@ -131,8 +131,7 @@ def _dump_stream(path: Path) -> Iterator[tuple[int, Any]]:
     """Items of a top-level JSON array, one at a time (the dumps are single arrays), read ahead by a thread."""
     with io.BufferedReader(ReadAhead(path)) as raw:
         handle = gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix == ".gz" else raw
-        for position, item in enumerate(ijson.items(handle, "item", use_float=True)):
-            yield position, item
+        yield from enumerate(ijson.items(handle, "item", use_float=True))
 
 
 def _find_dump(directory: Path, stem: str) -> Path | None:

@@ -172,3 +172,14 @@ def paper_slug(paper_url: str) -> str:
 def task_slug(task_name: str) -> str:
     """Task slugs are the task names lower-cased with spaces as hyphens (as the archive's site did)."""
     return task_name.strip().lower().replace(" ", "-")
+
+
+# Where a row came from (an archive snapshot, or paperproof's specimens); a paper's twin repeats it. No
+# docstring: the published schema of a paper's twin describes `Source` as it is.
+class Source(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    archive: str
+    snapshot: str
+    licence_url: str
+    row_kind: str

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from paperproof.catalogue.evidence import Evidence
+
 EntryKind = Literal["function", "method", "class"]
 ParamKind = Literal["positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"]
 
@@ -60,6 +62,7 @@ class Entry(BaseModel):
     closure_imports: list[str] = Field(default_factory=list)
     methods: list[str] = Field(default_factory=list)
     method_params: dict[str, list[Param]] = Field(default_factory=dict)
+    evidence: Evidence = Field(default_factory=Evidence)
 
     @property
     def code_sha256_prefix(self) -> str:

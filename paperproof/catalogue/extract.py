@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paperproof.catalogue.entry import Entry, Param, ParamKind
+from paperproof.catalogue.evidence import gather
 
 MAX_FILE_BYTES = 512 * 1024
 SKIP_DIRS = frozenset({
@@ -117,7 +118,7 @@ def _entry(node: ast.FunctionDef | ast.ClassDef, kind: str, lines: list[str], tr
         params=params, returns=returns, docstring=docstring, returns_doc=returns_section(docstring),
         decorators=[ast.unparse(d) for d in node.decorator_list],
         closure=closure, closure_names=names, closure_imports=imports, methods=methods,
-        method_params=method_params,
+        method_params=method_params, evidence=gather(node, imports),
     )
 
 

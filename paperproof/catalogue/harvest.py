@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -124,7 +124,7 @@ class HarvestSummary:
 
 def _iso(epoch: float) -> str:
     """An epoch time as ISO UTC, rounded up to the second (resuming early would only be refused again)."""
-    return datetime.fromtimestamp(math.ceil(epoch), tz=timezone.utc).isoformat()
+    return datetime.fromtimestamp(math.ceil(epoch), tz=UTC).isoformat()
 
 
 def _reach(status: ReachStatus, spdx: str | None = None) -> Reach:
@@ -136,7 +136,7 @@ def _reach(status: ReachStatus, spdx: str | None = None) -> Reach:
 
 def repository_keys(archive: Archive, community: Community, summary: HarvestSummary) -> list[RepoKey]:
     """Unique normalised repositories of the archive's links and the community list, in key order."""
-    from paperproof.build.progress import bar
+    from paperproof.plumbing.progress import bar
 
     keys: dict[str, RepoKey] = {}
     for link, _ in bar(archive.links(), "links", unit="link"):
@@ -407,7 +407,7 @@ def _may_start(state: HarvestState | None, max_wait: float, summary: HarvestSumm
 def _run(harvester: Harvester, store: Store, todo: list[RepoKey], concurrency: int,
          summary: HarvestSummary) -> Exception | None:
     """Ask about every key with bounded concurrency; the main thread alone writes records and the journal."""
-    from paperproof.build.progress import bar
+    from paperproof.plumbing.progress import bar
 
     stop: Exception | None = None
     pending: set[Future[Outcome]] = set()

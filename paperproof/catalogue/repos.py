@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from paperproof.catalogue import licence
-from paperproof.catalogue.repo_record import RepoRecord
+from paperproof.catalogue.repo_record import RepoRecord, SourceKind
 from paperproof.catalogue.repo_url import RepoKey
 
 README_NAMES = ("README.md", "README.rst", "README.txt", "README", "SKILL.md", "readme.md")
@@ -47,7 +47,7 @@ def git_head(root: Path) -> str | None:
     return text or None
 
 
-def record_from_checkout(key: RepoKey, root: Path, source: str, *, specimen: bool = False,
+def record_from_checkout(key: RepoKey, root: Path, source: SourceKind, *, specimen: bool = False,
                          commit: str | None = None, note: str | None = None) -> RepoRecord:
     spdx, licence_file = licence.detect(root)
     return RepoRecord(

@@ -2,7 +2,7 @@
 
 The vocabularies below are the single definition of every status word the site uses; the twin
 carries them (`status_vocabulary`) and the pages print them. The rules that pick a status are in
-`paperproof.build.verdict`.
+`paperproof.verify.verdict`.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ TIER_VOCABULARY: dict[str, str] = {
 }
 
 LINK_BASIS_VOCABULARY: dict[str, str] = {
+    "behaviour": "When it ran, its per-sample output matched a metric of the reference core (exactly, or in rank order)",
+    "hardness_evidence": "Its code computes per-sample hardness: it takes predictions and works on them as hardness metrics do",
     "readme_mention": "The repository's README names this entry",
     "paper_terms": "Its name or docstring uses terms of the paper's abstract or tasks",
     "metric_vocabulary": "Its name or docstring uses hardness, training-dynamics, perturbation or metric vocabulary",
@@ -128,6 +130,7 @@ class Sample(BaseModel):
     end_lineno: int
     file_url: str
     link_basis: str
+    why_chosen: str = ""
     language: str = "python"
     status: Status
     reason: str

@@ -1,9 +1,13 @@
-"""Choosing which entries of a repository become samples, by relevance to its papers.
+"""Choosing which entries of a repository become samples: by what their code does, then by relevance.
 
-A metrics repository should show its metrics, not its TSV readers and argument parsers. Entries
-are scored on hardness, training-dynamics, perturbation and metric vocabulary, on the terms of
-the linked papers' abstracts and tasks, and on being named in the README; utilities score down.
-The strongest reason becomes the sample's `link_basis`.
+A metrics repository should show its metrics, not its model definitions, TSV readers and argument
+parsers. Every entry whose code carries hardness evidence (`catalogue.evidence`: it takes per-sample
+predictions, works on them as hardness metrics do, yields one value per sample, or hands that work to
+such an entry of the same repository) is taken, however many there are, up to a cap; the limit is
+filled only with what is left, scored on metric vocabulary, the linked papers' terms and the README.
+Model definitions, training loops, entry points, argument parsers, datasets and abstract bases are
+never taken to fill. Each choice carries one line saying why (`Selected.why`), and so does each
+entry left out (`left_out`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.evidence import AGGREGATE, FILE_IO, PLOTTING, WEAK
 
 DEFAULT_PER_REPO = 8
 
@@ -39,11 +44,28 @@ STOPWORDS = frozenset({
 })
 
 
+HARDNESS_CAP = 32  # a repository of hundreds of metric-like entries is still bounded
+AGAINST_WEIGHT = {PLOTTING: 2, FILE_IO: 1, AGGREGATE: 3}
+
+
 @dataclass(frozen=True)
 class Selected:
     entry: Entry
     score: float
     link_basis: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What selection made of one entry: its hardness strength, whether it is hardness, and why."""
+
+    entry: Entry
+    strength: float
+    hardness: bool
+    delegates: tuple[str, ...]
+    excluded: str | None
+    why: str
 
 
 def words(text: str) -> set[str]:
@@ -59,12 +81,15 @@ def paper_terms(abstract: str | None, tasks: list[str]) -> set[str]:
 
 
 def score(entry: Entry, terms: set[str], readme: str) -> tuple[float, str]:
+    """Relevance by vocabulary (the whole of selection before code evidence): name, docstring, paper
+    terms, README. Fills the limit after the hardness entries; `bench/bench_select.py` keeps it as the
+    baseline."""
     name_words = words(entry.name)
     doc_words = words(entry.docstring or "")
     metric_hits = len(name_words & METRIC_VOCABULARY) * 3 + len(doc_words & METRIC_VOCABULARY)
     paper_hits = len((name_words | doc_words) & terms)
     readme_hit = bool(readme) and re.search(rf"\b{re.escape(entry.name)}\b", readme) is not None
-    total = metric_hits + min(paper_hits, 6) + (6 if readme_hit else 0)
+    total: float = metric_hits + min(paper_hits, 6) + (6 if readme_hit else 0)
     if UTILITY_NAMES.match(entry.name):
         total -= 4
     if entry.docstring:
@@ -80,8 +105,109 @@ def score(entry: Entry, terms: set[str], readme: str) -> tuple[float, str]:
     return total, basis
 
 
-def select(entries: list[Entry], terms: set[str], readme: str, limit: int = DEFAULT_PER_REPO) -> list[Selected]:
-    """The `limit` most relevant entries, in file order among equals; the result is in file order."""
-    scored = [(entry, *score(entry, terms, readme)) for entry in entries]
-    order = sorted(range(len(scored)), key=lambda i: (-scored[i][1], i))[:limit]
-    return [Selected(scored[i][0], scored[i][1], scored[i][2]) for i in sorted(order)]
+def _against(entry: Entry) -> int:
+    return sum(AGAINST_WEIGHT.get(a, 0) for a in entry.evidence.against)
+
+
+def own_strength(entry: Entry) -> float:
+    """Hardness evidence in the entry's own code, less what speaks against it."""
+    ev = entry.evidence
+    strong = [d for d in ev.does if d not in WEAK]
+    value = 2 * len(strong) + (len(ev.does) - len(strong)) + (1 if ev.per_sample else 0)
+    return value - _against(entry)
+
+
+def _phrase(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _hardness_why(entry: Entry, delegates: tuple[str, ...]) -> str:
+    ev = entry.evidence
+    parts = []
+    if ev.takes:
+        parts.append("takes " + _phrase(ev.takes))
+    if ev.does:
+        parts.append("uses " + _phrase(ev.does))
+    if delegates:
+        parts.append("calls " + _phrase([f"`{d}`" for d in delegates]) + " of this repository, whose code does too")
+    if ev.per_sample:
+        parts.append(ev.per_sample)
+    if ev.against:
+        parts.append("also does " + _phrase(ev.against))
+    return "; ".join(parts)
+
+
+def judge(entries: list[Entry]) -> list[Judgement]:
+    """Each entry's hardness verdict, delegation to the repository's other hardness code included."""
+    own = {id(e): own_strength(e) for e in entries}
+    workers = {e.name for e in entries if own[id(e)] >= 2 and not e.evidence.excluded}
+    models = {e.name for e in entries if e.kind == "class" and (e.evidence.excluded or "").startswith("a model")}
+    out = []
+    for entry in entries:
+        ev = entry.evidence
+        built = sorted(set(ev.returns_calls) & models)
+        excluded = ev.excluded or (f"builds a model (returns `{built[0]}`)" if built else None)
+        delegates = tuple(sorted((set(ev.calls) & workers) - {entry.name}))
+        strength = own[id(entry)] + 2 * len(delegates)
+        vetoed = AGGREGATE in ev.against
+        hardness = not excluded and not vetoed and strength >= 2 and (bool(ev.takes) or strength >= 4)
+        if hardness:
+            why = _hardness_why(entry, delegates)
+        elif excluded:
+            why = f"left out: {excluded}"
+        elif vetoed:
+            why = f"no hardness: it computes {AGGREGATE}"
+        else:
+            seen = [*ev.takes, *ev.does]
+            why = "no hardness evidence in its code" + (f" (only {_phrase(seen)})" if seen else "") + (
+                f"; it does {_phrase(ev.against)}" if ev.against else "")
+        out.append(Judgement(entry, strength, hardness, delegates, excluded, why))
+    return out
+
+
+FILL_WHY = {
+    "readme_mention": "the README names it",
+    "metric_vocabulary": "its name or docstring uses metric vocabulary",
+    "paper_terms": "its name or docstring uses terms of the paper",
+    "first_harvest_node": "taken in file order",
+}
+
+
+def select(entries: list[Entry], terms: set[str], readme: str, limit: int | None = DEFAULT_PER_REPO) -> list[Selected]:
+    """Every entry with hardness evidence (at most `HARDNESS_CAP`), then the most relevant of the rest
+    up to `limit`, never one excluded by its code; `limit=None` keeps every entry. In file order."""
+    judged = judge(entries)
+    relevance = [score(j.entry, terms, readme) for j in judged]
+    if limit is None:
+        chosen = list(range(len(judged)))
+    else:
+        hard = sorted((i for i, j in enumerate(judged) if j.hardness), key=lambda i: (-judged[i].strength, i))
+        chosen = hard[:HARDNESS_CAP]
+        rest = [i for i, j in enumerate(judged) if not j.hardness and not j.excluded]
+        rest.sort(key=lambda i: (-relevance[i][0] + _against(judged[i].entry), i))
+        chosen += rest[:max(0, limit - len(chosen))]
+    out = []
+    for i in sorted(chosen):
+        j, (total, basis) = judged[i], relevance[i]
+        if j.hardness:
+            out.append(Selected(j.entry, j.strength, "hardness_evidence", j.why))
+        else:
+            out.append(Selected(j.entry, total, basis, f"{j.why}; kept to fill the limit: {FILL_WHY[basis]}"
+                                if limit is not None else f"{j.why}; named or every entry asked for"))
+    return out
+
+
+def left_out(entries: list[Entry], selected: list[Selected], limit: int | None = DEFAULT_PER_REPO) -> list[tuple[Entry, str]]:
+    """The entries not selected, each with the reason, in file order (for the repository page)."""
+    taken = {id(s.entry) for s in selected}
+    out = []
+    for j in judge(entries):
+        if id(j.entry) in taken:
+            continue
+        if j.hardness:
+            out.append((j.entry, f"{j.why}; left out: over the cap of {HARDNESS_CAP} hardness entries"))
+        elif j.excluded:
+            out.append((j.entry, j.why))
+        else:
+            out.append((j.entry, f"{j.why}; left out: the limit of {limit} was reached"))
+    return out

@@ -27,11 +27,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from paperproof.build.write import hold, write_atomic
 from paperproof.catalogue import tarsafe
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import RepoKey
 from paperproof.catalogue.repos import record_without_source
+from paperproof.plumbing.files import write_atomic
+from paperproof.plumbing.locks import hold
 
 _SAFE = re.compile(r"^[a-z0-9_][a-z0-9_.+-]*$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")

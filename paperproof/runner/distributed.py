@@ -65,8 +65,9 @@ class DaskExecutor:
                                     key=[f"paperproof-run-{keys[i]}" for i in todo], pure=False)
         futures = dict(zip(todo, submitted, strict=True))
         for index, request in enumerate(requests):
-            if cached[index] is not None:
-                yield cached[index]
+            hit = cached[index]
+            if hit is not None:
+                yield hit
                 continue
             result = parse_answer(futures.pop(index).result(), request)
             self.executed += 1

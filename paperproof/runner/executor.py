@@ -241,7 +241,7 @@ class ResultCache:
     def put(self, key: str, result: RunResult) -> None:
         if self.directory is None:
             return
-        from paperproof.build.write import write_atomic
+        from paperproof.plumbing.files import write_atomic
 
         write_atomic(self.directory / key[:2] / f"{key}.json", result.model_dump_json())
 

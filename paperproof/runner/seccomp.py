@@ -49,8 +49,8 @@ class Filter:
 
     def __init__(self) -> None:
         self.error: str | None = None
-        self._lib = None
-        self._ctx = None
+        self._lib: ctypes.CDLL | None = None
+        self._ctx: int | None = None  # the scmp_filter_ctx pointer seccomp_init returns
         try:
             self._prepare()
         except OSError as exc:
@@ -81,11 +81,14 @@ class Filter:
         self._rule(refuse, "socket", (0, SCMP_CMP_GE, MAX_FAMILY + 1, 0))
 
     def _rule(self, action: int, call: str, *conditions: tuple[int, int, int, int]) -> None:
-        number = self._lib.seccomp_syscall_resolve_name(call.encode())
+        lib, ctx = self._lib, self._ctx
+        if lib is None or ctx is None:
+            raise OSError(errno.EINVAL, f"seccomp rule for {call} added before seccomp_init")
+        number = lib.seccomp_syscall_resolve_name(call.encode())
         if number < 0:
             return  # not a call on this architecture
         array = (_ArgCmp * max(1, len(conditions)))(*(_ArgCmp(*c) for c in conditions))
-        result = self._lib.seccomp_rule_add_array(self._ctx, action, number, len(conditions), array)
+        result = lib.seccomp_rule_add_array(ctx, action, number, len(conditions), array)
         if result < 0:
             raise OSError(-result, f"seccomp rule for {call}: {errno.errorcode.get(-result, result)}")
 
@@ -93,6 +96,8 @@ class Filter:
         """Install the filter in this process; returns why not, or None when it holds."""
         if self.error is not None:
             return self.error
+        if self._lib is None or self._ctx is None:
+            return "seccomp filter was never prepared"
         result = self._lib.seccomp_load(self._ctx)
         if result < 0:
             return f"seccomp_load: {errno.errorcode.get(-result, result)}"

@@ -100,7 +100,7 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
         return []
     from paperproof.runner.metrics import VARIANTS
 
-    outcomes = {c.case_id: c for c in result.cases if c.outcome == "returned" and c.value is not None}
+    outcomes = {c.case_id: c.value for c in result.cases if c.outcome == "returned" and c.value is not None}
     compared = [c for c in fixtures.cases if c.kind in ("typical", "edge") and c.case_id in outcomes]
     typical = [c for c in compared if c.kind == "typical"]
     if not typical:
@@ -108,7 +108,7 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
     matches: dict[str, dict[str, set[tuple[str, str]]]] = {}  # channel -> case -> matching variants
     for case in compared:
         reference = _reference(_case_key(case), _logits_dtype(case))
-        for channel in channels(outcomes[case.case_id].value, case.dims["N"]):
+        for channel in channels(outcomes[case.case_id], case.dims["N"]):
             hits = {k for k, v in reference.items() if _same(v, channel.values)}
             matches.setdefault(channel.name, {})[case.case_id] = hits
     findings = []

@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from paperproof.build.contracts import check
-from paperproof.build.fidelity import channels, departure
 from paperproof.catalogue.fixture_case import FixtureSet
-from paperproof.catalogue.run_result import CaseOutcome, RunResult
-from paperproof.catalogue.sample import Clause, Contract, Fidelity
+from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, RunResult
+from paperproof.catalogue.sample import Clause, Contract, ContractCheck, Fidelity, MetamorphicTier, Status
 from paperproof.fixtures.values import sample_permutation
+from paperproof.verify.contracts import check
+from paperproof.verify.fidelity import channels, departure
 
 INPUT_BOUNDARY = frozenset({
     "TypeError", "ValueError", "KeyError", "IndexError", "AttributeError", "AssertionError", "LookupError",
@@ -39,10 +40,10 @@ DECLARED = frozenset({"annotation", "metric"})
 
 @dataclass
 class Verdict:
-    status: str
+    status: Status
     reason: str
-    contract_check: str | None = None
-    metamorphic_tier: str | None = None
+    contract_check: ContractCheck | None = None
+    metamorphic_tier: MetamorphicTier | None = None
     failed_clause: str | None = None
     case_failures: dict[str, str] = field(default_factory=dict)
     fingerprint: str | None = None
@@ -50,6 +51,13 @@ class Verdict:
     @property
     def verification_level(self) -> int:
         return 1 if self.status.startswith("ran") else 0
+
+
+def _value(outcome: CaseOutcome) -> EncodedValue:
+    """The value of a case that returned one (`returned` holds only those)."""
+    if outcome.value is None:
+        raise ValueError(f"case {outcome.case_id} has no returned value")
+    return outcome.value
 
 
 def _exception_text(outcome: CaseOutcome) -> str:
@@ -72,7 +80,7 @@ def fingerprint(result: RunResult) -> str | None:
 
 def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
           findings: list[Fidelity] | None = None) -> Verdict:
-    """Apply the rules above. `findings` are the metric core's (see `paperproof.build.fidelity`):
+    """Apply the rules above. `findings` are the metric core's (see `paperproof.verify.fidelity`):
     an output recognised as a metric that departs from the paper's definition is a violation."""
     metric_departure = departure(findings or [])
     if fixtures.missing:
@@ -112,7 +120,7 @@ def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
         for clause in contract.clauses:
             if clause.kind != "type" and kinds_of.get(outcome.case_id) != "typical":
                 continue
-            if not check(clause, outcome.value, dims.get(outcome.case_id, {})):
+            if not check(clause, _value(outcome), dims.get(outcome.case_id, {})):
                 failures.setdefault(outcome.case_id, clause)
                 break
     tier = _tier(result, returned, failures, fixtures)
@@ -130,27 +138,27 @@ def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
                        "VIOLATES", tier, f"the paper's definition: {metric_departure}", case_failures, fp)
     if declared:
         cid, clause = declared[0]
-        got = next(c.value.describe() for c in returned if c.case_id == cid)
+        got = next(_value(c).describe() for c in returned if c.case_id == cid)
         return Verdict("ran_violates", f"{summary}; on case {cid} it broke its own promise: {clause.text}, got {got}",
                        "VIOLATES", tier, clause.text, case_failures, fp)
     if drafted:
         cid, clause = drafted[0]
-        got = next(c.value.describe() for c in returned if c.case_id == cid)
+        got = next(_value(c).describe() for c in returned if c.case_id == cid)
         return Verdict("ran_draft_wrong", f"{summary}; our draft said it {clause.text}, but on case {cid} it returned {got}",
                        "OUTPUT_MISDECLARED", tier, clause.text, case_failures, fp)
-    check_word = "PASSES" if contract.clauses else None
+    check_word: ContractCheck | None = "PASSES" if contract.clauses else None
     held = f"; its contract holds ({'; '.join(c.text for c in contract.clauses)})" if contract.clauses else "; nothing declared to check"
     return Verdict("ran", summary + held, check_word, tier, None, {}, fp)
 
 
-def _tier(result: RunResult, returned: list[CaseOutcome], failures: dict[str, Clause], fixtures: FixtureSet) -> str | None:
+def _tier(result: RunResult, returned: list[CaseOutcome], failures: dict[str, Clause], fixtures: FixtureSet) -> MetamorphicTier | None:
     typical = [c.case_id for c in fixtures.cases if c.kind == "typical"]
     got = {c.case_id: c for c in returned}
     if not all(cid in got for cid in typical):
         return None
     if any(cid in failures and failures[cid].kind == "type" for cid in typical):
         return None
-    kinds = {got[cid].value.type for cid in typical}
+    kinds = {_value(got[cid]).type for cid in typical}
     if len(kinds) != 1:
         return None
     if any(got[cid].repeat_equal is True for cid in typical) and not any(got[cid].repeat_equal is False for cid in typical):
@@ -163,7 +171,7 @@ def _relations_hold(fixtures: FixtureSet, result: RunResult) -> bool:
 
     Only per-sample outputs can relate; an entry without them never reaches this tier.
     """
-    got = {c.case_id: c for c in result.cases if c.outcome == "returned" and c.value is not None}
+    got = {c.case_id: c.value for c in result.cases if c.outcome == "returned" and c.value is not None}
     relations = [c for c in fixtures.cases if c.relation_of]
     if not relations:
         return False
@@ -172,11 +180,12 @@ def _relations_hold(fixtures: FixtureSet, result: RunResult) -> bool:
         if case.case_id not in got or base.case_id not in got:
             return False
         n = base.dims["N"]
-        before = {ch.name: np.asarray(ch.values) for ch in channels(got[base.case_id].value, n)}
-        after = {ch.name: np.asarray(ch.values) for ch in channels(got[case.case_id].value, n)}
+        before = {ch.name: np.asarray(ch.values) for ch in channels(got[base.case_id], n)}
+        after = {ch.name: np.asarray(ch.values) for ch in channels(got[case.case_id], n)}
         if not before or set(before) != set(after):
             return False
-        order = sample_permutation(case.transform["permute"], n) if "permute" in (case.transform or {}) else np.arange(n)
+        transform = case.transform or {}
+        order = sample_permutation(transform["permute"], n) if "permute" in transform else np.arange(n)
         for name, values in before.items():
             if not np.allclose(after[name], values[order], atol=1e-9, rtol=1e-7, equal_nan=True):
                 return False
@@ -198,13 +207,13 @@ def _load_reason(result: RunResult) -> str:
 def _nothing_finished(result: RunResult) -> str:
     cut_short = f"; the run then ended: {result.reason}" if result.end != "completed" and result.reason else ""
 
-    def scope(cases: list[CaseOutcome]) -> str:
+    def scope(cases: Sequence[object]) -> str:
         return "on every case" if len(cases) == len(result.cases) else f"on {len(cases)} of {len(result.cases)} cases"
 
-    blocked = [c for c in result.cases if c.outcome == "blocked" and c.exception]
+    blocked = [c.exception for c in result.cases if c.outcome == "blocked" and c.exception]
     if blocked:
-        return f"blocked by the sandbox {scope(blocked)}: {blocked[0].exception.blocked}{cut_short}"
-    unserialisable = [c for c in result.cases if c.outcome == "unserialisable" and c.exception]
+        return f"blocked by the sandbox {scope(blocked)}: {blocked[0].blocked}{cut_short}"
+    unserialisable = [c.exception for c in result.cases if c.outcome == "unserialisable" and c.exception]
     if unserialisable:
-        return f"returned values we cannot record {scope(unserialisable)}: {unserialisable[0].exception.message}{cut_short}"
+        return f"returned values we cannot record {scope(unserialisable)}: {unserialisable[0].message}{cut_short}"
     return f"no case finished: {result.reason or result.end}"

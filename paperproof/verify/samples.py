@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 
-from paperproof.build.verdict import Verdict
 from paperproof.catalogue import licence
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import CaseSummary, Contract, Fidelity, Sample, SampleLink
+from paperproof.verify.verdict import Verdict
 
 
 def sample_id(entry: Entry) -> str:
@@ -88,7 +88,7 @@ def notes(entry: Entry, fixtures: FixtureSet) -> list[str]:
 
 def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: FixtureSet,
                 result: RunResult | None, contract: Contract, verdict: Verdict, papers: list[str],
-                fidelity: list[Fidelity] | None = None) -> Sample:
+                fidelity: list[Fidelity] | None = None, why_chosen: str = "") -> Sample:
     spdx = record.licence or licence.NO_LICENCE
     shown = licence.inline_ok(spdx)
     return Sample(
@@ -103,6 +103,7 @@ def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: Fix
         end_lineno=entry.end_lineno,
         file_url=record.file_url(entry.path) + f"#L{entry.lineno}-L{entry.end_lineno}",
         link_basis=link_basis,
+        why_chosen=why_chosen,
         status=verdict.status,
         reason=verdict.reason,
         verification_level=verdict.verification_level,

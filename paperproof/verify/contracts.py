@@ -61,7 +61,8 @@ def _node_types(node: ast.expr) -> frozenset[str] | None:
         if base == "Union":
             members = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             found = [_node_types(m) for m in members]
-            return frozenset().union(*found) if all(f is not None for f in found) else None
+            known = [f for f in found if f is not None]
+            return frozenset[str]().union(*known) if len(known) == len(found) else None
         if base in ("NDArray",):
             return TYPE_WORDS["ndarray"]
         return _word_types(base)

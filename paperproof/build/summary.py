@@ -1,26 +1,14 @@
-"""Progress for long stages (a bar per stage on stderr when it is a terminal) and the closing summary."""
+"""What a build did, for the closing lines on the terminal (never for the site)."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
-
-from tqdm import tqdm
 
 from paperproof.catalogue.archive import Reject
-
-T = TypeVar("T")
-
-
-def bar(items: Iterable[T], stage: str, total: int | None = None, unit: str = "it") -> Iterator[T]:
-    """Iterate with a labelled bar; silent when stderr is not a terminal (CI logs stay readable)."""
-    yield from tqdm(items, desc=f"{stage:<14}", total=total, unit=unit, file=sys.stderr, disable=None,
-                    dynamic_ncols=True, leave=True)
 
 
 @dataclass

@@ -3,7 +3,7 @@
 import gc
 import weakref
 
-from paperproof.build import heap
+from paperproof.build import collector
 
 
 class Node:
@@ -14,18 +14,18 @@ class Node:
 def test_what_exists_on_entry_is_frozen_until_exit_and_the_collector_is_then_as_it_was() -> None:
     before = gc.get_threshold()
     kept = Node()
-    with heap.long_lived():
+    with collector.long_lived():
         assert gc.get_freeze_count() > 0
-        assert gc.get_threshold() == (heap.YOUNG, *before[1:])
+        assert gc.get_threshold() == (collector.YOUNG, *before[1:])
         assert all(obj is not kept for obj in gc.get_objects())  # frozen: no collection walks it
-        heap.settle()
+        collector.settle()
     assert gc.get_freeze_count() == 0
     assert gc.get_threshold() == before
     assert any(obj is kept for obj in gc.get_objects())
 
 
 def test_a_cycle_made_inside_is_still_collected() -> None:
-    with heap.long_lived():
+    with collector.long_lived():
         a, b = Node(), Node()
         a.other, b.other = b, a
         gone = weakref.ref(a)

@@ -1,0 +1,17 @@
+"""A bar per long stage on stderr when it is a terminal; silent in CI logs."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+from tqdm import tqdm
+
+T = TypeVar("T")
+
+
+def bar(items: Iterable[T], stage: str, total: int | None = None, unit: str = "it") -> Iterator[T]:
+    """Iterate with a labelled bar; silent when stderr is not a terminal (CI logs stay readable)."""
+    yield from tqdm(items, desc=f"{stage:<14}", total=total, unit=unit, file=sys.stderr, disable=None,
+                    dynamic_ncols=True, leave=True)
