@@ -156,3 +156,10 @@ def test_a_default_that_reads_a_file_when_defined_is_supplied_in_a_protocol_too(
     fixtures = synthesize(entry(code))
     assert fixtures.cases[0].protocol["kind"] == "files" and fixtures.supplied_defaults == ["df_orig"]
     assert [a.name for a in fixtures.cases[0].args] == ["df", "model_dir", "df_orig"]
+
+
+def test_a_folder_named_by_a_string_default_is_written_under_that_name():
+    code = READER.replace("def read_dynamics(model_dir, id_field=\"guid\"):", "def read_dynamics(model_dir, id_field=\"guid\", mode=\"training\"):")
+    code = code.replace('"training_dynamics"', 'f"{mode}_dynamics"')
+    protocol = synthesize(entry(code)).cases[0].protocol
+    assert {tuple(f["parts"]) for f in protocol["files"]} == {("training_dynamics",), ("training_dynamics", "dynamics_epoch_{}.jsonl")}
