@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from paperproof.verify.checkout import verify_path
 from paperproof.runner.environment import declared, prepare, uv_binary
+from paperproof.verify.checkout import verify_path
 
 pytestmark = pytest.mark.skipif(uv_binary() is None, reason="uv is not installed")
 

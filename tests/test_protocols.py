@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paperproof.verify.checkout import verify_path
 from paperproof.catalogue.extract import extract_repo
 from paperproof.fixtures import training
 from paperproof.fixtures.synth import synthesize
 from paperproof.runner.executor import Executor, RunRequest
+from paperproof.verify.checkout import verify_path
 
 HARDNESS = '''
 import numpy as np
