@@ -44,17 +44,22 @@ def _snapshot(work: RepoWork) -> str:
     return work.record.snapshot
 
 
+def _env_path(env: environment.Environment | None) -> str | None:
+    return env.path if env is not None else None
+
+
 def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judged:
     """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did."""
     jobs = []
-    envs = {}
+    envs: dict[str, environment.Environment | None] = {}
     for key in sorted(repos):
         work = repos[key]
-        envs[key] = environment.for_record(work.record, settings.environments) if work.selected else None
-        paths = envs[key].paths if envs[key] else ()
+        env = environment.for_record(work.record, settings.environments) if work.selected else None
+        envs[key] = env
+        paths = env.paths if env is not None else ()
         for chosen in work.selected:
             jobs.append((key, chosen, synthesize(chosen.entry, _snapshot(work), paths), contracts.draft(chosen.entry)))
-    runnable = [RunRequest(c.entry, f, _snapshot(repos[key]), settings.limits, envs[key].path if envs[key] else None)
+    runnable = [RunRequest(c.entry, f, _snapshot(repos[key]), settings.limits, _env_path(envs[key]))
                 for key, c, f, _ in jobs if f.cases]
     cache = ResultCache(settings.cache / "runs" if settings.cache else None)
     results: dict[tuple[str, str, str], RunResult] = {}
@@ -76,7 +81,8 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         why = "; ".join(filter(None, [chosen.why, known.line() if known else None]))
         sample = make_sample(chosen.entry, work.record, basis, fixtures, result,
                              contract, judged, papers, findings, why_chosen=why)
-        env_notes = envs[key].describe() if envs[key] else []
+        found = envs[key]
+        env_notes = found.describe() if found is not None else []
         made[key].append(sample.model_copy(update={"notes": [*sample.notes, *env_notes]}) if env_notes else sample)
     linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
     judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
