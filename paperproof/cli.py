@@ -84,6 +84,9 @@ class _Help(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+DEFAULT_ENVIRONMENTS = Path(".paperproof-cache/envs")
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paperproof", description="A static catalogue of papers and the code behind them, verified by running it.",
                                      epilog="Run `paperproof COMMAND --help` for a command's options, exit status, "
@@ -115,6 +118,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--allow-partial", action="store_true",
                    help="when a dump cannot be read to its end, build from the rows before the damage; the summary and "
                         "the front page say the catalogue is partial")
+    b.add_argument("--environments", type=Path, metavar="DIR",
+                   help="install each repository's missing imports from wheels (uv) into cached environments under DIR")
 
     v = commands.add_parser("verify", help="verify the functions of one local repository before publishing it",
                             description=textwrap.fill("Extract the entries of one checkout, run them in the sandbox on synthesized "
@@ -128,6 +133,9 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--workers", type=int, help="sandbox workers (default: one per core)")
     v.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", type=_limit,
                    help="a sandbox limit for each sample, e.g. wall_seconds=5 (repeatable)")
+    v.add_argument("--environments", type=Path, default=DEFAULT_ENVIRONMENTS, metavar="DIR",
+                   help=f"where the checkout's missing imports are installed from wheels, cached (default: {DEFAULT_ENVIRONMENTS})")
+    v.add_argument("--no-install", action="store_true", help="install nothing: imports the runner lacks get stand-ins")
 
     h = commands.add_parser("harvest", help="ask GitHub about every linked repository and store pinned snapshots",
                             description=textwrap.fill("Ask the GitHub REST API about every repository the archive links, and store "
@@ -169,7 +177,8 @@ def _build(args: argparse.Namespace) -> int:
 
     config = BuildConfig(archive=args.archive, repos=args.repos, out=args.out, base_url=args.base_url,
                          workers=args.workers, cache=None if args.no_cache else args.cache, store=args.store,
-                         scheduler=args.scheduler, jobs=args.jobs, check=args.check, allow_partial=args.allow_partial)
+                         scheduler=args.scheduler, jobs=args.jobs, check=args.check, allow_partial=args.allow_partial,
+                         environments=args.environments)
     try:
         summary = build(config)
     except ArchiveDamaged as exc:
@@ -229,7 +238,8 @@ def _verify(args: argparse.Namespace) -> int:
         return 2
     try:
         samples = verify_path(args.path, entries=args.entry, everything=args.all, workers=args.workers,
-                              limits=dict(args.limit) or None)
+                              limits=dict(args.limit) or None,
+                              environments=None if args.no_install else args.environments)
     except NoSuchEntry as exc:
         print(f"paperproof: {exc}", file=sys.stderr)
         return 2

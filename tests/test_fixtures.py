@@ -20,8 +20,10 @@ def entry(code: str):
 
 
 def values(case, device="cpu"):
+    """Materialised arguments; an object of the training run (a protocol's) stands as its role."""
     payload = case.model_dump(mode="json")
-    return {a["name"]: materialize(a["spec"], payload, device) for a in payload["args"]}
+    return {a["name"]: a["spec"]["params"]["role"] if a["spec"]["kind"] == "run" else materialize(a["spec"], payload, device)
+            for a in payload["args"]}
 
 
 def test_logits_and_labels_of_a_case_share_dimensions():
@@ -67,11 +69,15 @@ def test_domain_values():
 
 
 def test_what_we_cannot_make_is_named():
-    fixtures = synthesize(entry("def train(model, loader, mystery):\n    pass\n"))
+    fixtures = synthesize(entry("def encode(tokenizer, mystery):\n    pass\n"))
     assert not fixtures.cases
     reasons = {m.param: m.reason for m in fixtures.missing}
-    assert "trained model" in reasons["model"] and "dataset" in reasons["loader"]
+    assert "tokenizer" in reasons["tokenizer"]
     assert reasons["mystery"] == "no fixture rule for parameter `mystery`"
+    # The model and the loader come from the training run; what the run cannot give names the protocol.
+    fixtures = synthesize(entry("def train(model, loader, mystery):\n    pass\n"))
+    reasons = {m.param: m.reason for m in fixtures.missing}
+    assert set(reasons) == {"mystery"} and reasons["mystery"].startswith("protocol call")
 
 
 def test_dynamics_have_the_archetypes_and_no_ties():

@@ -51,6 +51,7 @@ class BuildConfig:
     jobs: int | None = None  # render processes (default: one per core)
     check: bool = False  # write nothing; the summary's `stale` says what a build would change
     allow_partial: bool = False  # build from the rows before the damage of a dump that breaks (marked partial)
+    environments: Path | None = None  # where per-repository environments are cached; None: the runner's only
 
 
 def build(config: BuildConfig) -> BuildSummary:
@@ -199,7 +200,8 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
 
 
 def run_settings(config: BuildConfig) -> RunSettings:
-    return RunSettings(workers=config.workers, cache=config.cache, scheduler=config.scheduler, limits=config.limits)
+    return RunSettings(workers=config.workers, cache=config.cache, scheduler=config.scheduler, limits=config.limits,
+                       environments=config.environments)
 
 
 def read_at(archive: Archive) -> str:

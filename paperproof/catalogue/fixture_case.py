@@ -61,6 +61,8 @@ class FixtureCase(BaseModel):
     transform: dict[str, int] | None = None
     relation_of: str | None = None
     per_sample: bool = False
+    # The calling protocol that drives the entry on a real training run (`fixtures.protocol`), if any.
+    protocol: dict[str, Any] | None = None
 
 
 class Unsynthesizable(BaseModel):
@@ -78,7 +80,7 @@ class FixtureSet(BaseModel):
     `supplied_defaults` names parameters whose default runs code when the def is executed (a
     call, such as reading a vocabulary file) and which our cases supply instead; `skipped_methods`
     are public methods of a class we could not call, and why; `choices` says which layout or dtype
-    we gave an argument because of how the code uses it.
+    we gave an argument because of how the code uses it; `stubs` the modules given stand-ins.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -89,6 +91,8 @@ class FixtureSet(BaseModel):
     supplied_defaults: list[str] = Field(default_factory=list)
     skipped_methods: list[Unsynthesizable] = Field(default_factory=list)
     choices: list[str] = Field(default_factory=list)  # layouts and dtypes we chose from the code's use, and why
+    # Modules the repository imports that the runner lacks: the sandbox gives them stand-ins.
+    stubs: list[str] = Field(default_factory=list)
 
     def digest(self) -> str:
         payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))

@@ -50,6 +50,11 @@ def _define(request: dict) -> object:
     for directory in (root, module_dir):
         if directory not in sys.path:
             sys.path.insert(0, directory)
+    if request.get("environment") and request["environment"] not in sys.path:
+        sys.path.append(request["environment"])  # after the runner's own packages (runner.environment)
+    from paperproof.fixtures import stubs
+
+    stubs.install(request.get("stubs", []))  # modules the runner lacks get stand-ins (fixtures.stubs)
     module = types.ModuleType(request["module"])
     module.__file__ = filename
     is_package = request["path"].endswith("__init__.py")
@@ -73,9 +78,11 @@ def caller():
             answer = (None, exc)
 
 
-def _protocols(call):
+def _protocols(call, drive):
     """How a case calls its entry, on `call` (a started `caller`'s send): once (`call`), once per
-    sample collecting a list (`per_sample`), or construct then call each method (`class`)."""
+    sample collecting a list (`per_sample`), construct then call each method (`class`), or on a
+    training run through the protocol its code declares (`protocol`: `drive` is
+    `runner.protocols.drive`, bound before any sample code runs)."""
     _getattr, _list, _dict, _base = getattr, list, dict, BaseException
     answer = None
     while True:
@@ -107,6 +114,9 @@ def _protocols(call):
                         answer = (None, error)
                         break
                     results[name] = value
+        elif how == "protocol":
+            case, device = job
+            answer = call((drive, (target, case, device), {}))
         else:
             args, kwargs = job
             answer = call((target, args, kwargs))
@@ -372,9 +382,11 @@ def run(request: dict, plan: dict, fd: int) -> None:
     result on `fd`. Never returns: the harness ends this process."""
     entry_file = os.path.join(request["snapshot"], request["path"])
     exit_now, _base = os._exit, BaseException
+    from paperproof.runner.protocols import drive  # the training-run driver, bound before sample code runs
+
     call = caller()
     next(call)
-    protocols = _protocols(call.send)
+    protocols = _protocols(call.send, drive)
     next(protocols)
     invoke = protocols.send
     packer = _packer(int(plan["cap"]))

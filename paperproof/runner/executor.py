@@ -51,6 +51,7 @@ class RunRequest:
     snapshot: str
     limits: dict | None = None
     commit: str | None = None  # the repository's commit, when known: part of the cache key
+    environment: str | None = None  # a folder of packages installed for the repository (`runner.environment`)
 
     def payload(self) -> dict:
         wants_device = any(p.name.lower() in ("device", "dev") for p in self.entry.params)
@@ -65,6 +66,8 @@ class RunRequest:
             "cases": [c.model_dump(mode="json") for c in self.fixtures.cases],
             "repeat": [REPEATED_CASE],
             "wants_device": wants_device,
+            "stubs": self.fixtures.stubs,
+            "environment": self.environment,
             "limits": self.limits or {},
         }
 
@@ -88,6 +91,7 @@ class RunRequest:
             self.fixtures.digest(),
             RUNNER_VERSION,
             json.dumps(self.limits or {}, sort_keys=True),
+            self.environment or "no environment",
             *library_versions(),
         ]
         return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()

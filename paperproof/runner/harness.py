@@ -464,7 +464,12 @@ def plan(request: dict, case: dict, cap: int) -> dict:
     """What one case process is given: its materialised inputs (twice, fresh, for a repeated case),
     how to call with them, and the cap on its value. Nothing of any other case."""
     device = request.get("device", "cpu")
-    if request["kind"] == "class":
+    if case.get("protocol"):  # driven by a training run through the protocol it declares (`runner.protocols`)
+        how = "protocol"
+
+        def job():
+            return (case, device)
+    elif request["kind"] == "class":
         how = "class"
 
         def job():
@@ -515,7 +520,8 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
 
         package_dir = os.path.dirname(os.path.dirname(os.path.abspath(child.__file__)))
         new_root = os.path.join(os.path.dirname(workdir), ".root")
-        sandbox.private_root([request["snapshot"], package_dir], new_root, report, uid if host_root else None,
+        binds = [request["snapshot"], package_dir, *filter(None, [request.get("environment")])]
+        sandbox.private_root(binds, new_root, report, uid if host_root else None,
                              limits.scratch_bytes, gpu=request.get("device") == "cuda", fallback_dir=workdir, proc=pid_namespace)
     else:
         os.chdir(workdir)

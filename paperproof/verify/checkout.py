@@ -44,9 +44,10 @@ def local_record(path: Path) -> RepoRecord:
 
 def verify_path(path: Path, entries: list[str] | None = None, everything: bool = False,
                 workers: int | None = None, per_repo: int = DEFAULT_PER_REPO,
-                limits: dict | None = None) -> list[Sample]:
+                limits: dict | None = None, environments: Path | None = None) -> list[Sample]:
     """Samples for the most relevant entries of a checkout (or the named ones, or all);
-    `limits` overrides sandbox limits (`runner.sandbox.Limits` fields)."""
+    `limits` overrides sandbox limits (`runner.sandbox.Limits` fields); `environments` is where the
+    checkout's missing imports are installed from wheels (None: nothing is installed)."""
     root = path.resolve()
     record = local_record(root)
     found = extract_repo(root, record.repo).entries
@@ -61,5 +62,6 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
     readme = read_readme(root, record.readme)
     chosen = select(found, set(), readme, None if (everything or entries) else per_repo)
-    judged = run_and_judge({"local": RepoWork(record, tuple(chosen))}, RunSettings(workers=workers, limits=limits))
+    judged = run_and_judge({"local": RepoWork(record, tuple(chosen))}, RunSettings(workers=workers, limits=limits,
+                                                                                 environments=environments))
     return list(judged.repos["local"].samples)

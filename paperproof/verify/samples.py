@@ -73,6 +73,15 @@ def notes(entry: Entry, fixtures: FixtureSet) -> list[str]:
                    f"supplies `{name}`, so that default was not evaluated.")
     for skipped in fixtures.skipped_methods:
         out.append(f"Method {skipped.param} was not called: {skipped.reason}.")
+    if fixtures.stubs:
+        out.append(f"Not installed in the runner, so given stand-in modules: {', '.join(fixtures.stubs)}; "
+                   "code that uses one raises \"needs X\", code that does not runs.")
+    protocol = next((case.protocol for case in fixtures.cases if case.protocol), None)
+    if protocol:
+        hooks = ", ".join(f"{m}() per {when}" for m, when in protocol.get("hooks", []))
+        final = f", then {protocol['final']}" if protocol.get("final") else ""
+        out.append(f"Driven as {protocol['kind']} on a real training run (batches of {tuple(protocol['batch'])}"
+                   f"{'; ' + hooks if hooks else ''}{final}).")
     if any(case.per_sample for case in fixtures.cases):
         out.append("It takes one sample's data: each case called it once per sample, judged each call's output "
                    "against its annotation, and collected the outputs.")

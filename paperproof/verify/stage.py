@@ -17,6 +17,7 @@ from paperproof.catalogue.select import Selected
 from paperproof.fixtures import layout
 from paperproof.fixtures.synth import synthesize
 from paperproof.plumbing.progress import bar
+from paperproof.runner import environment
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
 from paperproof.verify import contracts, departures, fidelity, verdict
@@ -32,6 +33,7 @@ class RunSettings:
     cache: Path | None = None  # the build's cache folder; runs are kept under its `runs/`
     scheduler: str | None = None
     limits: dict | None = None  # `runner.sandbox.Limits` fields
+    environments: Path | None = None  # where per-repository environments are cached; None: the runner's only
 
 
 @dataclass(frozen=True)
@@ -89,18 +91,25 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
     its arguments; the first the code accepts is kept, and the page says so."""
     jobs = []
     skipped = []
+    envs: dict[str, environment.Environment | None] = {}
     for key in sorted(repos):
-        for chosen in repos[key].selected:
+        work = repos[key]
+        env = envs[key] = environment.for_record(work.record, settings.environments) if work.selected else None
+        paths = env.paths if env is not None else ()
+        for chosen in work.selected:
             try:
-                jobs.append(_Job(key, chosen, synthesize(chosen.entry), contracts.draft(chosen.entry)))
+                jobs.append(_Job(key, chosen, synthesize(chosen.entry, _snapshot(work), paths),
+                                 contracts.draft(chosen.entry)))
             except HOSTILE_TEXT as exc:  # its declarations are repository text too: a record, not the end
                 skipped.append((repos[key].record.repo, f"{chosen.entry.path}::{chosen.entry.qualname}",
                                 f"no fixture or contract could be drafted: {type(exc).__name__}"))
     cache = ResultCache(settings.cache / "runs" if settings.cache else None)
     snapshots = {job.key: _snapshot(repos[job.key]) for job in jobs if job.fixtures.cases}
     commits = {key: repos[key].record.commit for key in repos}  # part of the cache key
+    env_dirs = {key: env.path if env is not None else None for key, env in envs.items()}
     results, executed = _run_all([RunRequest(j.chosen.entry, j.fixtures, snapshots[j.key], settings.limits,
-                                             commit=commits[j.key]) for j in jobs if j.fixtures.cases],
+                                             commit=commits[j.key], environment=env_dirs[j.key])
+                                  for j in jobs if j.fixtures.cases],
                                  settings, cache, "run")
     retry: list[tuple[_Job, str, FixtureSet]] = []
     for job in jobs:
@@ -109,7 +118,8 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         if job.judged.status == "ran_fixture":
             retry.extend((job, words, alt) for words, alt in layout.alternatives(job.fixtures))
     again, more = _run_all([RunRequest(job.chosen.entry, alt, snapshots[job.key], settings.limits,
-                                       commit=commits[job.key]) for job, _, alt in retry], settings, cache, "retry")
+                                       commit=commits[job.key], environment=env_dirs[job.key])
+                            for job, _, alt in retry], settings, cache, "retry")
     executed += more
     for job, words, alt in retry:
         first = job.judged
@@ -136,8 +146,11 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         known = recognise(job.fixtures, job.result, job.findings)
         basis = "behaviour" if known else job.chosen.link_basis
         why = "; ".join(filter(None, [job.chosen.why, known.line() if known else None]))
-        made[job.key].append(make_sample(job.chosen.entry, work.record, basis, job.fixtures, job.result,
-                                         job.contract, job.judged, papers, job.findings, why_chosen=why))
+        sample = make_sample(job.chosen.entry, work.record, basis, job.fixtures, job.result,
+                             job.contract, job.judged, papers, job.findings, why_chosen=why)
+        found = envs.get(job.key)
+        env_notes = found.describe() if found is not None else []
+        made[job.key].append(sample.model_copy(update={"notes": [*sample.notes, *env_notes]}) if env_notes else sample)
     linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
     judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
     return Judged({key: judged_repos[key] for key in repos}, executed, cache.hits, tuple(skipped))

@@ -1,0 +1,76 @@
+"""Development measure on real research code: how many selected entries run, and how many say something.
+
+Given a folder of checkouts (`owner+name/` each, exported from their snapshots; never committed),
+it runs `paperproof verify` as a new user would (the default selection of each repository) and
+prints per repository the entries selected, the status of each with its reason, the share that
+ran (every `ran*` status) and the share that was informative (`ran`, `ran_violates`,
+`ran_draft_wrong`), and the time each repository took; then the totals, and the median and maximum
+time per repository. Statuses of the protocols (`--all` adds every entry, not only the selected).
+
+    .venv/bin/python bench/bench_real.py /tmp/checkouts [--workers 2] [--all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from paperproof.verify.checkout import verify_path  # noqa: E402
+
+INFORMATIVE = frozenset({"ran", "ran_violates", "ran_draft_wrong"})
+
+
+def share(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else "0/0"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("checkouts", type=Path)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--all", action="store_true", help="every entry of each repository, not the selection")
+    parser.add_argument("--quiet", action="store_true", help="totals only, no per-entry lines")
+    parser.add_argument("--environments", type=Path, default=Path(".paperproof-cache/envs"),
+                        help="where missing imports are installed from wheels (cached)")
+    parser.add_argument("--no-install", action="store_true", help="install nothing: stand-ins only")
+    args = parser.parse_args(argv)
+    repos = sorted(p for p in args.checkouts.iterdir() if p.is_dir())
+    if not repos:
+        print(f"no checkouts in {args.checkouts}", file=sys.stderr)
+        return 2
+    totals: Counter[str] = Counter()
+    seconds: list[float] = []
+    for repo in repos:
+        start = time.perf_counter()
+        samples = verify_path(repo, everything=args.all, workers=args.workers,
+                              environments=None if args.no_install else args.environments)
+        took = time.perf_counter() - start
+        seconds.append(took)
+        statuses = Counter(s.status for s in samples)
+        totals.update(statuses)
+        ran = sum(n for s, n in statuses.items() if s.startswith("ran"))
+        informative = sum(n for s, n in statuses.items() if s in INFORMATIVE)
+        print(f"== {repo.name}: {len(samples)} selected, ran {share(ran, len(samples))}, "
+              f"informative {share(informative, len(samples))}, {took:.1f} s")
+        if not args.quiet:
+            for s in samples:
+                print(f"  {s.status:<16} {s.path}::{s.qualname}\n  {'':<16} {s.reason[:200]}")
+    count = sum(totals.values())
+    ran = sum(n for s, n in totals.items() if s.startswith("ran"))
+    informative = sum(n for s, n in totals.items() if s in INFORMATIVE)
+    print(f"\ntotal: {count} entries in {len(repos)} repositories; ran {share(ran, count)}, "
+          f"informative {share(informative, count)}")
+    print("statuses: " + ", ".join(f"{s} {n}" for s, n in sorted(totals.items())))
+    print(f"verify time per repository: median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s "
+          f"(workers {args.workers})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,266 @@
+"""A cached environment per repository: the packages its code imports that the runner lacks, from wheels.
+
+Real repositories import what the sandbox does not have (`augly`, `cleanlab`, `torchvision`). Before
+the sandbox, and outside it, we read what the repository declares (`requirements*.txt`, `setup.cfg`,
+`pyproject.toml`, `environment.yml`; never `setup.py`, which would run its code) and what its files
+import (`fixtures.stubs.missing_imports`), resolve those against the runner's own packages with `uv`
+(wheels only: no build script of any package runs), and install the packages the runner lacks into
+a folder keyed by the resolved set. The sandbox sees that folder read-only, after the runner's own
+packages, so numpy, pandas and torch stay the runner's. A framework we do not install (too large
+for the machine) or that does not resolve is left to a stand-in module, and the sample says so.
+"""
+
+from __future__ import annotations
+
+import configparser
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paperproof.fixtures.stubs import missing_imports
+
+ENV_VERSION = "1"
+# Never installed per repository: the size of the machine (a CPU tensorflow is about 600 MB unpacked).
+TOO_LARGE = frozenset({"tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel", "tf-nightly", "jax",
+                       "jaxlib", "mxnet", "paddlepaddle", "cupy", "torch", "pytorch", "deepspeed", "vllm",
+                       "apex", "flash-attn", "detectron2"})
+# Built against one torch build: the registry's wheels need its CUDA torch, not the runner's CPU one.
+TORCH_BUILT = frozenset({"torchvision", "torchaudio", "torchtext", "torchdata", "torch-scatter", "torch-sparse"})
+# Import names whose distribution is named otherwise.
+DISTRIBUTIONS = {
+    "cv2": "opencv-python-headless", "PIL": "pillow", "sklearn": "scikit-learn", "skimage": "scikit-image",
+    "yaml": "pyyaml", "bs4": "beautifulsoup4", "_jsonnet": "jsonnet", "Bio": "biopython", "tf": "tensorflow",
+    "tensorflow": "tensorflow", "keras": "keras", "attr": "attrs", "dateutil": "python-dateutil",
+    "google": "protobuf", "sentencepiece": "sentencepiece", "wandb": "wandb", "faiss": "faiss-cpu",
+    "torchxrayvision": "torchxrayvision", "jsonlines": "jsonlines", "Levenshtein": "levenshtein",
+}
+REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*((?:[<>=!~]=?|===)\s*[^;#\s,]+(?:\s*,\s*[<>=!~]=?\s*[^;#\s,]+)*)?")
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared(root: Path) -> dict[str, str]:
+    """Requirement name -> version specifier ('' when unpinned), from the repository's declarations."""
+    lines: list[str] = []
+    for path in sorted([*root.glob("requirements*.txt"), *root.glob("*/requirements*.txt")]):
+        if "doc" in path.parent.name.lower() and path.parent != root:
+            continue
+        lines.extend(_read(path).splitlines())
+    cfg = root / "setup.cfg"
+    if cfg.is_file():
+        parser = configparser.ConfigParser()
+        try:
+            parser.read_string(_read(cfg))
+            lines.extend(parser.get("options", "install_requires", fallback="").splitlines())
+        except configparser.Error:
+            pass
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(_read(pyproject))
+        except tomllib.TOMLDecodeError:
+            data = {}
+        lines.extend(str(d) for d in data.get("project", {}).get("dependencies", []))
+        poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
+        lines.extend(name for name in poetry if name.lower() != "python")
+    for name in ("environment.yml", "environment.yaml"):
+        if (root / name).is_file():  # conda and pip entries alike: `- name=1.2` or `- name==1.2`
+            for line in _read(root / name).splitlines():
+                match = re.match(r"^\s*-\s+([A-Za-z0-9][A-Za-z0-9._-]*)\s*(==?\s*[\w.*]+)?\s*$", line)
+                if match and match.group(1).lower() not in ("pip", "python"):
+                    spec = (match.group(2) or "").replace(" ", "")
+                    lines.append(match.group(1) + ("=" + spec if spec.startswith("=") and not spec.startswith("==") else spec))
+    out: dict[str, str] = {}
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith(("-", "git+", "http", ".", "/")):
+            continue
+        match = REQUIREMENT.match(line)
+        if match:
+            out[normalise(match.group(1))] = (match.group(3) or "").replace(" ", "")
+    return out
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return ""
+
+
+@dataclass
+class Environment:
+    """What a repository's runs get besides the runner: `path` (None when nothing was installed), the
+    packages in it as name==version, and the imports left to stand-ins with why."""
+
+    path: str | None = None
+    installed: list[str] = field(default_factory=list)
+    not_installed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.path,) if self.path else ()
+
+    def describe(self) -> list[str]:
+        notes = []
+        if self.installed:
+            notes.append("Ran with packages installed for this repository from wheels: " + ", ".join(self.installed) + ".")
+        for name, why in sorted(self.not_installed.items()):
+            notes.append(f"needs {name}, not installed: {why}.")
+        return notes
+
+
+def uv_binary() -> str | None:
+    here = Path(sys.executable).parent / "uv"
+    return str(here) if here.is_file() else shutil.which("uv")
+
+
+def _runner_packages(uv: str) -> dict[str, str]:
+    done = subprocess.run([uv, "pip", "freeze", "--python", sys.executable], capture_output=True, text=True, timeout=60)
+    found = {}
+    for line in done.stdout.splitlines():
+        if "==" in line:
+            name, version = line.split("==", 1)
+            found[normalise(name)] = version.strip()
+    return found
+
+
+def wanted(root: Path, runner: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(distribution -> specifier to install, distribution -> why not) for the imports the runner lacks."""
+    pins = declared(root)
+    want, refuse = {}, {}
+    for module in missing_imports(str(root)):
+        dist = normalise(DISTRIBUTIONS.get(module, module))
+        if dist in TOO_LARGE:
+            refuse[module] = "a framework too large to install per repository"
+        elif dist in TORCH_BUILT and "+" in runner.get("torch", ""):
+            refuse[module] = f"the registry has no build of it for the runner's torch {runner['torch']}"
+        elif dist not in runner:
+            want[dist] = pins.get(dist, "")
+    return want, refuse
+
+
+def _compile(uv: str, requirements: list[str], constraints: list[str], scratch: Path, extra: list[str]) -> list[tuple[str, list[str]]] | None:
+    """Resolve with uv; (name==version, the packages that pulled it in) per line, or None when it does not resolve."""
+    (scratch / "in.txt").write_text("\n".join(requirements) + "\n")
+    (scratch / "constraints.txt").write_text("\n".join(constraints) + "\n")
+    done = subprocess.run(
+        [uv, "pip", "compile", str(scratch / "in.txt"), "-c", str(scratch / "constraints.txt"), "--only-binary", ":all:",
+         "--python-version", f"{sys.version_info.major}.{sys.version_info.minor}", "--annotation-style", "line",
+         "--no-header", "-q", *extra], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        return None
+    out = []
+    for line in done.stdout.splitlines():
+        if "==" not in line or line.startswith("#"):
+            continue
+        pin, _, via = line.partition("# via")
+        parents = [normalise(p.strip()) for p in via.split(",") if p.strip()]
+        out.append((pin.strip(), parents))
+    return out
+
+
+def _keep(resolved: list[tuple[str, list[str]]], runner: dict[str, str], roots: set[str]) -> list[str]:
+    """The resolved packages the runner lacks that the wanted ones pull in (not those only a runner package
+    pulls in, such as a CUDA build's libraries that torch would bring)."""
+    parents = {normalise(pin.split("==")[0]): (pin, via) for pin, via in resolved}
+    kept: set[str] = {n for n in roots if n in parents}
+    changed = True
+    while changed:
+        changed = False
+        for name, (_, via) in parents.items():
+            if name in kept or name in runner:
+                continue
+            if any(p in kept or p.startswith("-r ") or p.endswith("in.txt") for p in via):
+                kept.add(name)
+                changed = True
+    return sorted(parents[n][0] for n in kept if n not in runner)
+
+
+def _resolve(uv: str, want: dict[str, str], constraints: list[str], scratch: Path, extra: list[str],
+             env: Environment) -> list[tuple[str, list[str]]]:
+    """All wanted packages as declared, if they resolve together; else one at a time, each as declared,
+    then unpinned, kept when it still resolves with those kept before it."""
+    everything = _compile(uv, sorted(f"{n}{s}" for n, s in want.items()), constraints, scratch, extra)
+    if everything is not None:
+        return everything
+    chosen: list[str] = []
+    resolved: list[tuple[str, list[str]]] = []
+    for name in sorted(want):
+        for requirement in ([f"{name}{want[name]}"] if want[name] else []) + [name]:
+            found = _compile(uv, [*chosen, requirement], constraints, scratch, extra)
+            if found is not None:
+                chosen.append(requirement)
+                resolved = found
+                break
+        else:
+            env.not_installed[name] = "no wheel resolves beside the runner's packages"
+    return resolved
+
+
+def prepare(root: Path, cache: Path, extra: list[str] | None = None) -> Environment:
+    """The repository's environment, built once per resolved set under `cache` and reused after."""
+    uv = uv_binary()
+    if uv is None:
+        return Environment(not_installed={m: "uv is not installed, so nothing is installed per repository"
+                                          for m in missing_imports(str(root))})
+    runner = _runner_packages(uv)
+    want, refuse = wanted(root, runner)
+    env = Environment(not_installed=refuse)
+    if not want:
+        return env
+    cache.mkdir(parents=True, exist_ok=True)
+    constraints = [f"{n}=={v.split('+', 1)[0]}" for n, v in sorted(runner.items()) if n != "paperproof"]
+    scratch = cache / f".resolve-{os.getpid()}"
+    scratch.mkdir(exist_ok=True)
+    try:
+        asked = json.dumps([ENV_VERSION, sys.version, sorted(want.items()), constraints, extra or []])
+        memo = cache / f"resolved-{hashlib.sha256(asked.encode()).hexdigest()[:16]}.json"
+        try:  # the resolution of this request before: the registry is asked once per requirement set
+            resolved, refused = json.loads(memo.read_text())
+            env.not_installed.update(refused)
+        except (OSError, ValueError):
+            resolved = _resolve(uv, want, constraints, scratch, extra or [], env)
+            tmp = memo.with_suffix(f".{os.getpid()}")
+            tmp.write_text(json.dumps([resolved, {k: v for k, v in env.not_installed.items() if k in want}]))
+            os.replace(tmp, memo)
+        pins = _keep(resolved, runner, set(want) - set(env.not_installed))
+        if not pins:
+            return env
+        key = hashlib.sha256("\n".join([ENV_VERSION, sys.version, *pins]).encode()).hexdigest()[:16]
+        target = cache / key
+        if not (target / ".complete").is_file():
+            building = cache / f".{key}-{os.getpid()}"
+            shutil.rmtree(building, ignore_errors=True)
+            done = subprocess.run([uv, "pip", "install", "--target", str(building), "--no-deps", "--only-binary", ":all:",
+                                   "-q", *(extra or []), *pins], capture_output=True, text=True, timeout=600)
+            if done.returncode != 0:
+                shutil.rmtree(building, ignore_errors=True)
+                env.not_installed.update({n: "its wheels did not install" for n in want if n not in env.not_installed})
+                return env
+            (building / ".complete").write_text(json.dumps(pins))
+            try:
+                os.rename(building, target)  # atomic: a half-built environment is never used
+            except OSError:  # another build made it first
+                shutil.rmtree(building, ignore_errors=True)
+        env.path, env.installed = str(target), pins
+        return env
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def for_record(record, cache: Path | None) -> Environment | None:
+    """The environment of a repository record's checkout; None for bundled specimens (they run in the
+    runner's own) or when no cache was given (environments are not built)."""
+    if cache is None or record.specimen or not record.snapshot:
+        return None
+    return prepare(Path(record.snapshot), cache)

@@ -1,0 +1,211 @@
+"""Driving an entry through the calling protocol it declares, on a real training run.
+
+Runs inside the sandbox child. A case with a `protocol` (see `fixtures.protocol`) is not one call
+of arrays: the runner builds the run's objects (`fixtures.training`), constructs the entry's class
+with them, trains, calling each hook when a training loop would (per batch, per epoch, at the
+end), and then asks for the final score; readers get the run's files written first, in their own
+format, in the sample's private scratch directory. What comes back is the per-sample output.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+
+from paperproof.fixtures import run_files, training
+from paperproof.fixtures.values import materialize
+
+
+class NeedsFramework(ModuleNotFoundError):
+    """The protocol needs a framework this runner does not have (a Keras callback without tensorflow)."""
+
+
+def _hook_value(role: str, run: training.Run, info: dict, device: str, scratch: str):
+    if role in ("logits", "targets", "probs", "indices", "x") and info.get("logits") is not None:
+        torch = training._torch()
+        logits, targets, indices = info["logits"], info["targets"], info["indices"]
+        return {"logits": logits, "targets": targets, "probs": torch.softmax(logits, dim=1),
+                "indices": indices if indices is not None else torch.arange(len(targets)), "x": info.get("x")}[role]
+    if role in ("logits", "targets", "probs", "indices"):
+        logits, targets, probs, indices = run.outputs()
+        return {"logits": logits, "targets": targets, "probs": probs, "indices": indices}[role]
+    if role == "x":
+        return training._torch().from_numpy(run.data.x)
+    if role == "epoch":
+        return max(run.epoch, 0)
+    if role == "loss":
+        return info.get("loss", 0.0)
+    return _object(role, run, device, scratch)
+
+
+def _object(role: str, run: training.Run, device: str, scratch: str):
+    spec = run.spec
+    objects = {
+        "net": lambda: run.net, "loader": lambda: run.loader, "dataset": lambda: run.loader.dataset,
+        "optimizer": lambda: run.optimizer, "criterion": lambda: run.criterion, "device": lambda: device,
+        "N": lambda: spec.n, "C": lambda: spec.classes, "E": lambda: spec.epochs,
+        "logs": lambda: {"loss": 1.0 / (run.epoch + 2), "accuracy": 0.5},
+        "dir": lambda: scratch, "file": lambda: os.path.join(scratch, "run.jsonl"),
+    }
+    if role not in objects:
+        raise ValueError(f"no run object for role {role!r}")
+    return objects[role]()
+
+
+def _contained(value, container: str | None):
+    """A tensor as the list or array a parameter's annotation asks for."""
+    if container is None or not hasattr(value, "detach"):
+        return value
+    array = value.detach().cpu().numpy()
+    return array.tolist() if container == "list" else array
+
+
+def _arguments(args: list[dict], case: dict, run: training.Run, info: dict, device: str, scratch: str,
+               override: dict | None = None):
+    positional, keywords = [], {}
+    for arg in args:
+        spec = arg["spec"]
+        if spec["kind"] == "run" and override and spec["params"]["role"] in override:
+            value = override[spec["params"]["role"]]
+        elif spec["kind"] == "run":
+            value = _contained(_hook_value(spec["params"]["role"], run, info, device, scratch),
+                               spec["params"].get("container"))
+        else:
+            value = materialize(spec, case, device)
+        if arg.get("positional"):
+            positional.append(value)
+        else:
+            keywords[arg["name"]] = value
+    return positional, keywords
+
+
+def _scratch(case: dict) -> str:
+    """A fresh folder for this case under the sample's private working directory."""
+    path = os.path.join(os.getcwd(), "paperproof-run", str(case["case_id"]).replace("~", "-"))
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def drive(target, case: dict, device: str = "cpu"):
+    """Run the case's protocol on a fresh training run and return what the entry produced."""
+    protocol = case["protocol"]
+    if protocol.get("needs"):
+        try:
+            if getattr(__import__(protocol["needs"]), "__paperproof_stub__", False):
+                raise ImportError(protocol["needs"])
+        except ImportError:
+            raise NeedsFramework(f"No module named {protocol['needs']!r} (needed to run a {protocol['kind']})",
+                                 name=protocol["needs"]) from None
+    kind = protocol["kind"]
+    spec = training.RunSpec.from_case(case)
+    scratch = _scratch(case)
+    run = training.start(spec)
+    if kind == "module":
+        return _module(target, case, run, device, scratch)
+    if kind in ("hooks", "hf_callback"):
+        return _hooks(target, case, run, device, scratch, hf=kind == "hf_callback")
+    if kind == "keras_callback":
+        return _keras(target, case, run, device, scratch)
+    training.train(spec, run=run)
+    opened = {}
+    if kind == "files":
+        files = protocol.get("files", [])
+        logits, labels = run.dynamics()
+        run_files.write(scratch, [f for f in files if not f.get("file")], logits, labels)
+        for f in (f for f in files if f.get("file")):  # the parameter is the file itself
+            opened[f["param"]] = os.path.join(scratch, f"{f['param']}.{f.get('format') or 'jsonl'}")
+            run_files.write(scratch, [{**f, "parts": [os.path.basename(opened[f["param"]])]}], logits, labels)
+    positional, keywords = _arguments(case["args"], case, run, {}, device, scratch)
+    keywords.update({name: path for name, path in opened.items() if name in keywords})
+    return target(*positional, **keywords)
+
+
+def _module(cls, case: dict, run: training.Run, device: str, scratch: str):
+    """A model class: built with its arguments, evaluated on one batch of the run's inputs."""
+    torch = training._torch()
+    positional, keywords = _arguments(case["args"], case, run, {}, device, scratch)
+    net = cls(*positional, **keywords)
+    net.eval()
+    with torch.no_grad():
+        return net(torch.from_numpy(run.data.x[: run.spec.batch_size]))
+
+
+def _hf_arguments(run: training.Run, info: dict) -> tuple[list, dict]:
+    state = types.SimpleNamespace(epoch=float(run.epoch + 1), global_step=info.get("step", 0), log_history=[],
+                                  max_steps=run.spec.epochs * len(run.train_loader), num_train_epochs=run.spec.epochs)
+    args = types.SimpleNamespace(num_train_epochs=run.spec.epochs, per_device_train_batch_size=run.spec.batch_size,
+                                 output_dir=".", seed=run.spec.seed)
+    control = types.SimpleNamespace(should_training_stop=False, should_save=False, should_evaluate=False, should_log=False)
+    return [args, state, control], {"model": run.net, "train_dataloader": run.train_loader,
+                                    "eval_dataloader": run.loader, "optimizer": run.optimizer}
+
+
+def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bool):
+    """Construct, train calling each hook at its cadence, then ask for the final score."""
+    protocol = case["protocol"]
+    positional, keywords = _arguments(case["args"], case, run, {}, device, scratch)
+    instance = cls(*positional, **keywords)
+    cadence = {method: when for method, when in protocol.get("hooks", [])}
+    method_args = case.get("method_args", {})
+
+    def listener(event: str, current: training.Run, info: dict) -> None:
+        for method, when in cadence.items():
+            due = (when == "batch" and event == "batch_end") or (when == "epoch" and event == "epoch_end") \
+                or (when == "end" and event == "train_end")
+            if method == "on_train_end":
+                due = event == "train_end"
+            if not due:
+                continue
+            if hf:
+                args, kwargs = _hf_arguments(current, info)
+                getattr(instance, method)(*args, **kwargs)
+            else:
+                args, kwargs = _arguments(method_args.get(method, []), case, current, info, device, scratch)
+                getattr(instance, method)(*args, **kwargs)
+
+    training.train(run.spec, listener, run=run)
+    return _final(instance, protocol, case, run, device, scratch)
+
+
+def _final(instance, protocol: dict, case: dict, run: training.Run, device: str, scratch: str, override=None):
+    """The final method's answer, else the scores it left, else the callback's properties."""
+    method_args = case.get("method_args", {})
+    final = protocol.get("final")
+    value = None
+    if final:
+        member = getattr(instance, final)
+        if callable(member):
+            args, kwargs = _arguments(method_args.get(final, []), case, run, {}, device, scratch, override)
+            value = member(*args, **kwargs)
+        else:
+            value = member
+    if value is None:
+        for name in ("scores", "_scores"):
+            if name != final and hasattr(type(instance), name) or name in getattr(instance, "__dict__", {}):
+                value = getattr(instance, name)
+                if value is not None:
+                    break
+    if value is None and protocol.get("properties"):  # a callback's results are its properties
+        value = {name: getattr(instance, name) for name in protocol["properties"]}
+    return value
+
+
+def _keras(cls, case: dict, run: training.Run, device: str, scratch: str):
+    """A Keras callback: a small Keras model fitted on the same planted data, the callback given to `fit`.
+    The model ends in a softmax, as Keras code that reads probabilities from `model.predict` expects."""
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    tf.keras.utils.set_random_seed(run.spec.seed)
+    spec, x, y = run.spec, run.data.x, run.data.observed
+    model = tf.keras.Sequential([tf.keras.Input(shape=x.shape[1:]), tf.keras.layers.Flatten(),
+                                 tf.keras.layers.Dense(16, activation="relu"),
+                                 tf.keras.layers.Dense(max(spec.classes, 1), activation="softmax")])
+    model.compile(optimizer=tf.keras.optimizers.SGD(spec.lr), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(spec.batch_size)
+    override = {"net": model, "dataset": dataset, "loader": dataset, "optimizer": model.optimizer}
+    positional, keywords = _arguments(case["args"], case, run, {}, device, scratch, override)
+    instance = cls(*positional, **keywords)
+    model.fit(x, y, epochs=spec.epochs, batch_size=spec.batch_size, shuffle=False, callbacks=[instance], verbose=0)
+    return _final(instance, case["protocol"], case, run, device, scratch, override)

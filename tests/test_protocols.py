@@ -1,0 +1,229 @@
+"""Entries driven through their protocols on a real training run, in the real sandbox.
+
+The specimens are ours, written in the style of research code: a hardness class fed by its loop,
+a per-batch accumulator, a reader of per-epoch logs, a Hugging Face-style callback, a model class,
+and a module whose top-level import the runner lacks.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paperproof.catalogue.extract import extract_repo
+from paperproof.fixtures import training
+from paperproof.fixtures.synth import synthesize
+from paperproof.runner.executor import Executor, RunRequest
+from paperproof.verify.checkout import verify_path
+
+HARDNESS = '''
+import numpy as np
+import torch
+import paperproof_absent_augment.image as imaugs
+
+
+class Hardness_Base:
+    def __init__(self, name):
+        self.name = name
+        self._scores = None
+
+    @property
+    def scores(self):
+        if self._scores is None:
+            self.compute_scores()
+        return self._scores
+
+
+class Forgetting_Score(Hardness_Base):
+    """Forgetting events per sample (Toneva et al.), fed the whole set's logits after each epoch."""
+
+    def __init__(self, dataloader, total_samples, name="forgetting"):
+        super().__init__(name)
+        self.dataloader = dataloader
+        self.seen = np.zeros(total_samples, dtype=bool)
+        self.forgotten = np.zeros(total_samples)
+
+    def updates(self, logits, targets, probs, indices):
+        right = (logits.argmax(1) == targets).numpy()
+        idx = indices.numpy()
+        self.forgotten[idx] += self.seen[idx] & ~right
+        self.seen[idx] = right
+
+    def compute_scores(self):
+        self._scores = self.forgotten.copy()
+
+
+class Loss_Per_Sample(Hardness_Base):
+    """Mean loss over epochs, computed by iterating the loader with the model."""
+
+    def __init__(self, dataloader, name="loss"):
+        super().__init__(name)
+        self.dataloader = dataloader
+        self.total = None
+        self.epochs = 0
+
+    def updates(self, net, device):
+        losses = []
+        with torch.no_grad():
+            for i, x, y in self.dataloader:
+                out = net(x.to(device))
+                losses.append(torch.nn.functional.cross_entropy(out, y, reduction="none"))
+        epoch = torch.cat(losses).numpy()
+        self.total = epoch if self.total is None else self.total + epoch
+        self.epochs += 1
+
+    def compute_scores(self):
+        self._scores = self.total / self.epochs
+
+
+class Batch_Margin:
+    def __init__(self, total_samples):
+        self.margin = np.zeros(total_samples)
+
+    def update(self, y_pred, y_batch, sample_ids):
+        top = y_pred.topk(2, dim=1).values
+        self.margin[sample_ids.numpy()] = (top[:, 0] - top[:, 1]).numpy()
+
+    def finalize(self):
+        return self.margin
+
+
+def zoom_in(img, factor):
+    return imaugs.scale(img, factor=factor)
+
+
+def get_indices(scores, threshold):
+    return np.flatnonzero(np.asarray(scores) > threshold)
+'''
+
+READER = '''
+import json
+import os
+
+
+def read_training_dynamics(model_dir, id_field="guid"):
+    """Merge per-epoch logs of logits into one record per example."""
+    td_dir = os.path.join(model_dir, "training_dynamics")
+    out = {}
+    for epoch in range(len(os.listdir(td_dir))):
+        with open(os.path.join(td_dir, f"dynamics_epoch_{epoch}.jsonl")) as handle:
+            for line in handle:
+                record = json.loads(line.strip())
+                entry = out.setdefault(record[id_field], {"gold": record["gold"], "logits": []})
+                entry["logits"].append(record[f"logits_epoch_{epoch}"])
+    return out
+'''
+
+CALLBACKS = '''
+import torch
+from paperproof_absent_transformers import TrainerCallback
+
+
+class GoldProbCallback(TrainerCallback):
+    def __init__(self):
+        self.history = []
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        model, loader = kwargs["model"], kwargs["eval_dataloader"]
+        with torch.no_grad():
+            probs = [torch.softmax(model(x), 1)[torch.arange(len(y)), y] for i, x, y in loader]
+        self.history.append(torch.cat(probs))
+
+    @property
+    def confidence(self):
+        return torch.stack(self.history).mean(0)
+
+    def compute(self):
+        return self.confidence
+
+
+class SmallNet(torch.nn.Module):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.fc = torch.nn.LazyLinear(num_classes)
+
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+'''
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("hardness-repo")
+    (root / "src").mkdir()
+    (root / "src" / "__init__.py").write_text("")
+    (root / "src" / "hardness.py").write_text(textwrap.dedent(HARDNESS))
+    (root / "src" / "selection.py").write_text(textwrap.dedent(READER))
+    (root / "src" / "callbacks.py").write_text(textwrap.dedent(CALLBACKS))
+    return root
+
+
+@pytest.fixture(scope="module")
+def runs(repo):
+    entries = {e.qualname: e for e in extract_repo(repo, "o/hardness").entries}
+    wanted = ["Forgetting_Score", "Loss_Per_Sample", "Batch_Margin", "read_training_dynamics", "GoldProbCallback"]
+    fixtures = {name: synthesize(entries[name], str(repo)) for name in wanted}
+    with Executor(workers=1) as pool:
+        results = {name: pool.run_one(RunRequest(entries[name], fixtures[name], str(repo))) for name in wanted}
+    return fixtures, results
+
+
+def _values(result, case_id):
+    (case,) = [c for c in result.cases if c.case_id == case_id]
+    assert case.outcome == "returned", case
+    return case.value
+
+
+def test_a_hardness_class_runs_through_its_own_updates_and_scores_on_the_training_run(runs):
+    fixtures, results = runs
+    result = results["Forgetting_Score"]
+    assert result.end == "completed" and all(c.outcome == "returned" for c in result.cases)
+    assert fixtures["Forgetting_Score"].stubs == ["paperproof_absent_augment", "paperproof_absent_transformers"]
+    for case in fixtures["Forgetting_Score"].cases:
+        spec = training.RunSpec.from_case(case.model_dump(mode="json"))
+        logits, observed = training.dynamics(spec)
+        right = logits.argmax(-1) == observed[None, :]
+        expected = ((right[:-1] & ~right[1:]).sum(0)).astype(float)
+        got = _values(result, case.case_id)
+        assert got.shape == [case.dims["N"]] and np.array_equal(np.asarray(got.data), expected)
+    typical = next(c for c in result.cases if c.case_id == "typical")
+    assert typical.repeat_equal is True
+
+
+def test_classes_that_walk_the_loader_or_take_batches_get_what_they_unpack(runs):
+    fixtures, results = runs
+    assert fixtures["Loss_Per_Sample"].cases[0].protocol["batch"] == ["index", "x", "y"]
+    loss = _values(results["Loss_Per_Sample"], "typical")
+    assert loss.shape == [48] and loss.min > 0
+    assert fixtures["Batch_Margin"].cases[0].protocol["hooks"] == [["update", "batch"]]
+    margin = _values(results["Batch_Margin"], "wide")
+    assert margin.shape == [64] and margin.min >= 0 and np.count_nonzero(margin.data) == 64
+
+
+def test_a_reader_runs_on_logs_written_in_its_own_format(runs):
+    fixtures, results = runs
+    read = _values(results["read_training_dynamics"], "typical")
+    assert read.type == "dict" and read.length == 48
+    first = read.values["0"]
+    assert set(first.keys) == {"gold", "logits"} and first.values["logits"].length == 4
+
+
+def test_a_trainer_callback_subclassing_a_missing_framework_still_runs(runs):
+    fixtures, results = runs
+    assert fixtures["GoldProbCallback"].cases[0].protocol["kind"] == "hf_callback"
+    confidence = _values(results["GoldProbCallback"], "typical")
+    assert confidence.type == "Tensor" and confidence.shape == [48] and 0 < confidence.min <= confidence.max < 1
+
+
+def test_a_module_with_an_uninstallable_import_runs_what_does_not_need_it_and_says_so(repo):
+    samples = {s.qualname: s for s in verify_path(repo, everything=True, workers=1)}
+    assert samples["get_indices"].status.startswith("ran")
+    assert samples["Forgetting_Score"].status == "ran"
+    assert samples["zoom_in"].status == "unverified"
+    assert "needs module paperproof_absent_augment" in samples["zoom_in"].reason
+    assert any("stand-in modules: paperproof_absent_augment" in n for n in samples["get_indices"].notes)
+    assert any(n.startswith("Driven as hooks on a real training run") for n in samples["Forgetting_Score"].notes)
+    assert samples["SmallNet"].status == "ran"
