@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,3 +17,13 @@ def bundled_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("bundled")
     build(BuildConfig(out=root / "site", cache=root / "cache"))
     return root / "site"
+
+
+@pytest.fixture(scope="session")
+def samples(bundled_site: Path) -> dict[tuple[str, str], dict]:
+    """The bundled site's sample twins, by (repository, entry)."""
+    found = {}
+    for path in sorted((bundled_site / "sample").glob("*.json")):
+        record = json.loads(path.read_text())
+        found[record["repo"], record["entry"]] = record
+    return found

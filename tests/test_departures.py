@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -14,15 +13,6 @@ from paperproof.fixtures.values import case_dynamics, softmax
 from paperproof.verify.departures import locate
 
 FORK = "paperproof-specimens/dynamics-maps-fork"
-
-
-@pytest.fixture(scope="module")
-def samples(bundled_site):
-    found = {}
-    for path in sorted((bundled_site / "sample").glob("*.json")):
-        record = json.loads(path.read_text())
-        found[record["repo"], record["entry"]] = record
-    return found
 
 
 def worked(record):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 # (repository, entry) -> (status, contract_check, a fragment of the reason that says why)
@@ -61,15 +59,6 @@ EXPECTED = {
     ("paperproof-specimens/legacy-tf-maps", "ForgettingTracker"):
         ("ran_fixture", "RAISES", "so charged to our fixture"),
 }
-
-
-@pytest.fixture(scope="module")
-def samples(bundled_site):
-    found = {}
-    for path in sorted((bundled_site / "sample").glob("*.json")):
-        record = json.loads(path.read_text())
-        found[record["repo"], record["entry"]] = record
-    return found
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED), ids=lambda k: f"{k[0].split('/')[1]}::{k[1]}")
