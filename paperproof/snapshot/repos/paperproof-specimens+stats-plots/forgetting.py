@@ -1,19 +1,13 @@
-"""Forgetting events, counted the way the original data-map scripts count them."""
+"""Forgetting events per example, for the data-map plots."""
 
 
 def compute_forgetfulness(correctness_trend) -> int:
-    """Number of times one example was learned and then forgotten, from its per-epoch correctness.
+    """How often one example slipped from right to wrong between consecutive epochs.
 
-    An example never predicted correctly counts as forgotten "infinitely" often (1000).
+    `correctness_trend` holds its per-epoch correctness. An example the model never got right
+    scores 1000, as if it were forgotten without end.
     """
-    if not any(correctness_trend):
+    flags = [bool(c) for c in correctness_trend]
+    if True not in flags:
         return 1000
-    learnt = False
-    times_forgotten = 0
-    for is_correct in correctness_trend:
-        if learnt and not is_correct:
-            learnt = False
-            times_forgotten += 1
-        elif not learnt and is_correct:
-            learnt = True
-    return times_forgotten
+    return sum(1 for before, after in zip(flags, flags[1:]) if before and not after)
