@@ -95,6 +95,7 @@ class CaseOutcome(BaseModel):
     exception: ExceptionInfo | None = None
     repeat_equal: bool | None = None
     ended: str | None = None  # for `exited`: how its process ended
+    wrote: list[str] = Field(default_factory=list)  # names it added to its working directory, outside its scratch folder
 
 
 class Isolation(BaseModel):

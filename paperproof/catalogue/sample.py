@@ -82,6 +82,8 @@ class Departure(BaseModel):
 
     lines: list[int]
     located: bool  # whether `lines` point at the departing expression, not just the whole entry
+    helper: str | None = None  # a function of the same file the entry calls at `lines`, where it departs
+    helper_lines: list[int] | None = None  # the helper's departing lines, in the same file
     paper_formula: str
     code_formula: str
     case_id: str

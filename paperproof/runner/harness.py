@@ -190,6 +190,7 @@ class _Supervisor:
         self.reap(keep=1)
         read_end, write_end = os.pipe()
         before = _net_counters()
+        present = _listing()
         pid = os.fork()
         if pid == 0:
             try:
@@ -266,7 +267,9 @@ class _Supervisor:
             attempts.append("tried to open a network connection (blocked)")
         if malformed is None and accepted and len(buffer) != sum(len(m) for m in accepted):
             malformed = "its channel carried more than one hand-back per call"
-        return self._judge(accepted, calls, ended, malformed, attempts)
+        record = self._judge(accepted, calls, ended, malformed, attempts)
+        record["wrote"] = [name for name in _listing() if name not in present and name.rstrip("/") not in OURS][:MAX_WROTE]
+        return record
 
     def _how_it_ended(self, status: int) -> tuple[str, str]:
         if os.WIFEXITED(status):
@@ -440,6 +443,28 @@ def _read_only(path: str) -> bool:
         return bool(os.statvfs(probe or "/").f_flag & os.ST_RDONLY)
     except OSError:
         return False
+
+
+OURS = frozenset({"paperproof-run", "stdout", "stderr"})  # the scratch folder a run is given, and the harness's files
+MAX_WROTE = 20
+
+
+def _listing() -> list[str]:
+    """The names in the case's working directory (folders with a trailing `/`), at most 10,000: what a
+    case added there, outside the scratch folder it is given, is reported as written."""
+    names = []
+    try:
+        with os.scandir(".") as found:
+            for entry in found:
+                try:
+                    names.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
+                except OSError:
+                    names.append(entry.name)
+                if len(names) >= 10_000:
+                    break
+    except OSError:
+        return []
+    return sorted(names)
 
 
 def _signal(pid: int, number: int) -> None:

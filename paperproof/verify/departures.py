@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
 import numpy as np
 
@@ -83,11 +84,12 @@ EFFECTS: dict[str, str] = {
 }
 
 
-def _code_lines(entry: Entry) -> list[tuple[int, str]]:
-    """The entry's lines as file line numbers, without docstrings and comments."""
+def _code_lines(source: str, first_line: int) -> list[tuple[int, str]]:
+    """Source lines as file line numbers (`first_line` is the file line of its first), without
+    docstrings and comments."""
     skip: set[int] = set()
     try:
-        tree = ast.parse(entry.source)
+        tree = ast.parse(textwrap.dedent(source))
     except SyntaxError:
         tree = None
     for node in ast.walk(tree) if tree else []:
@@ -96,20 +98,49 @@ def _code_lines(entry: Entry) -> list[tuple[int, str]]:
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                 skip.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
     out = []
-    for offset, text in enumerate(entry.source.splitlines(), start=1):
+    for offset, text in enumerate(source.splitlines(), start=1):
         code = text.split("#", 1)[0].rstrip()
         if offset not in skip and code.strip():
-            out.append((entry.lineno + offset - 1, code))
+            out.append((first_line + offset - 1, code))
     return out
 
 
 def locate(entry: Entry, variant: str) -> tuple[list[int], bool]:
     """The file lines of the expression a variant is known by, or the whole entry when none matches."""
     marker = MARKERS.get(variant)
-    hits = [n for n, code in _code_lines(entry) if marker and re.search(marker, code)] if marker else []
+    hits = [n for n, code in _code_lines(entry.source, entry.lineno) if marker and re.search(marker, code)] if marker else []
     if hits:
         return [hits[0], hits[0]], True
     return [entry.lineno, entry.end_lineno], False
+
+
+def through_helper(entry: Entry, metric: str, variant: str) -> tuple[int, str, int] | None:
+    """Where an entry departs through a helper of its own file (`correctness_[guid] = compute_correctness(…)`,
+    whose `return sum(trend)` counts): the line of the call in the entry, the helper's name, and the
+    helper's line that carries the variant's expression. Helpers named for the metric are read first.
+    The closure keeps the file's line numbers, so its lines are the file's."""
+    marker = MARKERS.get(variant)
+    try:
+        tree = ast.parse(entry.closure)
+    except SyntaxError:
+        return None
+    if marker is None:
+        return None
+    helpers = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name != entry.name}
+    own = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and n.name == entry.name and n.lineno <= entry.lineno <= (n.end_lineno or n.lineno)), None)
+    if own is None or not helpers:
+        return None
+    calls = [(n.lineno, n.func.id) for n in ast.walk(own) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id in helpers]
+    stem = metric[:5].lower()
+    for line, name in sorted(calls, key=lambda c: (stem not in c[1].lower(), c[0])):
+        helper = helpers[name]
+        text = "\n".join(entry.closure.splitlines()[helper.lineno - 1:helper.end_lineno])
+        hits = [n for n, code in _code_lines(text, helper.lineno) if re.search(marker, code)]
+        if hits:
+            return line, name, hits[0]
+    return None
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
@@ -211,8 +242,12 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
                     f"the samples that move most: {', '.join(map(str, moved))}." if rho is not None else
                     f"On case {case.case_id} the ranking changes; the samples that move most: {', '.join(map(str, moved))}.")
         lines, located = locate(entry, finding.matches)
+        helper = None if located else through_helper(entry, finding.metric, finding.matches)
+        if helper is not None:
+            lines, located = [helper[0], helper[0]], True
         worked = Departure(
             lines=lines, located=located,
+            helper=None if helper is None else helper[1], helper_lines=None if helper is None else [helper[2], helper[2]],
             paper_formula=FORMULAS.get((finding.metric, paper_name), finding.metric),
             code_formula=FORMULAS.get((finding.metric, finding.matches), finding.matches),
             case_id=case.case_id, sample=i, gold=gold, inputs=inputs,

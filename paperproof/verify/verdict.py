@@ -26,7 +26,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from paperproof.catalogue.fixture_case import FixtureSet, ValueSpec
 from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, ExceptionInfo, RunResult
 from paperproof.catalogue.sample import Clause, Contract, ContractCheck, Fidelity, MetamorphicTier, Status
 from paperproof.fixtures.values import sample_permutation
+from paperproof.verify import made_up
 from paperproof.verify.contracts import check
 from paperproof.verify.fidelity import channels, departure
 
@@ -105,7 +106,7 @@ def choices(fixtures: FixtureSet) -> str:
 
 def _brief(spec: ValueSpec) -> str:
     """A recipe in a few words: a namespace's attribute table is on the page, not in the reason."""
-    inner = ", ".join(f"{k}={v}" for k, v in sorted(spec.params.items()) if k not in ("attrs", "sized"))
+    inner = ", ".join(f"{k}={v}" for k, v in sorted(spec.params.items()) if k not in ("attrs", "sized", "words"))
     return f"{spec.kind}({inner})" if inner else spec.kind
 
 
@@ -136,11 +137,34 @@ def judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
     an output recognised as a metric that departs from the paper's definition is a violation.
     A class counts as run only when a method that yields its outputs returned something.
     A sample that tried what the sandbox refuses is not clean, whatever it returned: not `ran`."""
+    if result is not None:
+        result = made_up.unblock(fixtures, result)
     verdict = _judge(fixtures, result, contract, findings, kind)
     if result is not None and result.blocked and verdict.status in ("ran", "ran_draft_wrong"):
         return Verdict("unverified", f"not clean: it {'; '.join(result.blocked)}; what it returned was computed "
                        f"without that, so it is not its result ({verdict.reason})")
-    return verdict
+    return _wrote(fixtures, result, verdict) if result is not None else verdict
+
+
+def _wrote(fixtures: FixtureSet, result: RunResult, verdict: Verdict) -> Verdict:
+    """A run that added files or folders to its working directory, outside the scratch folder it is
+    given, says so. Named from a string we made up (folders `y`, `e`, `s` from `'yes'`), it acted on
+    our invention as on a real path: charged to our fixture, not counted as the entry running."""
+    cases = {c.case_id: c for c in fixtures.cases}
+    wrote = [(c, cases[c.case_id]) for c in result.cases if c.wrote and c.case_id in cases]
+    if not wrote:
+        return verdict
+    names = list(dict.fromkeys(n for c, _ in wrote for n in c.wrote))
+    shown = ", ".join(names[:6]) + (", …" if len(names) > 6 else "")
+    where = f"it created {shown} in its working directory, outside the scratch folder it is given"
+    found = next((made for c, case in wrote if (made := made_up.created_from(case, c.wrote))), None)
+    ours, pieces = found if found else (None, False)
+    if pieces and verdict.status in ("ran", "ran_draft_wrong"):
+        return Verdict("ran_fixture", f"not clean: {where}, each a piece of our made-up {ours}: it took our string "
+                       f"for a list of real paths, so what it did is not a result of the code ({verdict.reason})",
+                       fingerprint=verdict.fingerprint)
+    note = f"; not clean: {where}" + (f", named from our made-up {ours}" if ours else "")
+    return replace(verdict, reason=verdict.reason + note)
 
 
 def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
@@ -168,12 +192,17 @@ def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
             return Verdict("unverified", f"needs module {', '.join(sorted(missing_modules))}, which the runner does not have "
                            "(nothing is installed at run time)")
         kinds = Counter(c.exception.type.rsplit(".", 1)[-1] for c in finished if c.exception)
-        boundary = all(at_boundary(c.exception) for c in finished if c.exception)
+        case_of = {c.case_id: c for c in fixtures.cases}
+        ours = {c.case_id: made_up.refused(case_of[c.case_id], c.exception)
+                for c in finished if c.exception and c.case_id in case_of}
+        boundary = all(at_boundary(c.exception) or ours.get(c.case_id) for c in finished if c.exception)
         first = finished[0]
         text = f"raised on every case ({', '.join(f'{k} ×{n}' for k, n in kinds.items())}); first: {_exception_text(first)}"
+        named = next((v for v in ours.values() if v), None)
         if boundary:
+            said = f"its error names our made-up {named}; " if named else ""
             return Verdict("ran_fixture", f"{text} — at its input boundary, so charged to our fixture: "
-                           f"our choice of {choices(fixtures)} failed{cut_short}",
+                           f"{said}our choice of {choices(fixtures)} failed{cut_short}",
                            contract_check="RAISES", fingerprint=fingerprint(result))
         return Verdict("ran_violates", f"{text} — past its input boundary, on input it accepted{cut_short}",
                        contract_check="RAISES", fingerprint=fingerprint(result))

@@ -3,6 +3,8 @@
 A record per example id: {"gold": label, "logits": [logits of epoch 0, logits of epoch 1, ...]}.
 """
 import argparse
+import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -38,6 +40,12 @@ def compute_train_dy_metrics(training_dynamics, args):
                      "threshold_closeness": confidence * (1 - confidence)})
     return pd.DataFrame(rows, columns=["guid", "confidence", "variability", "correctness", "forgetfulness",
                                        "threshold_closeness"])
+
+
+def save_run_config(args):
+    """Keep the run's options beside its data map, so that a map can be traced to the run that made it."""
+    with open(os.path.join(args.output_dir, "td_config.json"), "w") as f:
+        json.dump(vars(args), f, indent=2, sort_keys=True, default=str)
 
 
 if __name__ == "__main__":
