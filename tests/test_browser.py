@@ -207,6 +207,31 @@ def test_a_departure_on_a_sample_page_gives_its_lines_formulas_and_worked_case(b
     assert console_errors(driver) == []
 
 
+def test_every_departure_on_a_specimen_page_has_lines_formulas_and_a_worked_case(bundled_site, samples, serve, driver):
+    """Each sample page whose twin departs from the paper shows, for every departure, its lines, both formulas
+    and the worked case of its twin; one reached through a helper names the helper and its line."""
+    base = serve(bundled_site)
+    driver.get_log("browser")
+    departing = {key: r for key, r in samples.items() if any(f["worked"] for f in r["fidelity"])}
+    assert len(departing) >= 5 and any(f["worked"]["helper"] for r in departing.values() for f in r["fidelity"] if f["worked"])
+    for record in departing.values():
+        driver.get(f"{base}/sample/{record['sample_id']}/")
+        shown = driver.find_elements(By.CSS_SELECTOR, "dl.departure")
+        wanted = [f["worked"] for f in record["fidelity"] if f["worked"]]
+        assert len(shown) == len(wanted), record["entry"]
+        for element, w in zip(shown, wanted):
+            lines = element.find_element(By.CSS_SELECTOR, ".departure-lines").text
+            assert re.match(rf"lines? {w['lines'][0]}\b.* of {re.escape(record['path'])}", lines), lines
+            if w["helper"]:
+                assert f"its call of {w['helper']}, which departs at line {w['helper_lines'][0]} of the same file" in lines
+            assert element.find_element(By.CSS_SELECTOR, ".departure-paper").text == w["paper_formula"]
+            assert element.find_element(By.CSS_SELECTOR, ".departure-code").text == w["code_formula"]
+            assert element.find_element(By.CSS_SELECTOR, ".departure-case").text == w["worked"]
+            assert w["worked"].startswith(f"sample {w['sample']} of case {w['case_id']}, gold class {w['gold']}")
+            assert element.find_element(By.CSS_SELECTOR, ".departure-effect").text == w["effect"]
+    assert console_errors(driver) == []
+
+
 # --- pages a researcher reads without a manual ---
 
 

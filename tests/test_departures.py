@@ -10,7 +10,7 @@ import pytest
 from paperproof.catalogue.extract import extract_module
 from paperproof.fixtures.synth import CASE_PLAN
 from paperproof.fixtures.values import case_dynamics, softmax
-from paperproof.verify.departures import locate
+from paperproof.verify.departures import locate, through_helper
 
 FORK = "paperproof-specimens/dynamics-maps-fork"
 
@@ -42,6 +42,27 @@ def test_every_departure_of_a_specimen_has_lines_formulas_and_a_worked_case(samp
         assert w["located"] and record["lineno"] <= w["lines"][0] <= w["lines"][1] <= record["end_lineno"]
         assert w["paper_formula"] != w["code_formula"] and w["worked"].startswith(f"sample {w['sample']} of case")
         assert w["effect"]
+        if w["helper"]:  # the line in the entry calls the helper; the helper's line carries the expression
+            assert w["helper"] in source_line(record, w["lines"][0])
+            assert not record["lineno"] <= w["helper_lines"][0] <= record["end_lineno"]
+
+
+def test_a_departure_in_a_helper_of_the_same_file_points_at_the_call_and_the_helper(samples):
+    record = samples[FORK, "stat_a"]
+    w = worked(record)
+    assert w["helper"] == "_times_right"
+    assert "return _times_right(hits)" in source_line(record, w["lines"][0])
+    assert ".sum(0)" in source_line(record, w["helper_lines"][0])
+    assert w["code_formula"] == "#{e : argmax pₑ = y}" and w["code_value"] == w["paper_value"] * case_of(w["case_id"])[2]["E"]
+
+
+def test_through_helper_finds_the_helper_named_for_the_metric_first():
+    code = ("def _total(v):\n    return v.sum()\n\n\ndef _correct_count(trend):\n    return sum(trend)\n\n\n"
+            "def metrics(dynamics):\n    t = _total(dynamics)\n    c = _correct_count(dynamics)\n    return t, c\n")
+    entry = next(e for e in extract_module(code, repo="o/r", path="m.py") if e.name == "metrics")
+    assert locate(entry, "count_argmax") == ([entry.lineno, entry.end_lineno], False)
+    assert through_helper(entry, "correctness", "count_argmax") == (11, "_correct_count", 6)
+    assert through_helper(entry, "correctness", "ddof1") is None
 
 
 def test_the_forgetting_departure_worked_on_a_never_learned_sample(samples):

@@ -35,3 +35,10 @@ def test_a_probability_trend_says_it_is_one():
     cases = described("def variability(conf_trend):\n    return float(np.std(conf_trend, ddof=1))\n")
     text = next(iter(cases.values()))["conf_trend"]
     assert text.startswith("one sample's gold-label probability at each of 6 epochs (list of numbers")
+
+
+def test_a_namespace_reads_with_the_bounds_sized_to_its_case():
+    cases = described("def metrics(training_dynamics, args):\n    return args.burn_out\n")
+    assert "burn_out=6," in cases["typical"]["args"] and "num_classes=3," in cases["typical"]["args"]
+    assert "burn_out=10," in cases["wide"]["args"] and "epochs=10," in cases["wide"]["args"]
+    assert "num_classes=5," in cases["wide"]["args"]

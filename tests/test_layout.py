@@ -94,3 +94,18 @@ def test_double_precision_code_gets_float64():
     code = "import torch\ndef f(logits: torch.Tensor):\n    head = torch.nn.Linear(3, 1).double()\n    return head(logits)\n"
     got = value(synthesize(entry(code)), "logits")
     assert str(got.dtype) == "torch.float64"
+
+
+def test_a_string_the_code_refuses_by_name_gets_the_values_it_compares_with():
+    code = ('def order(metric: str) -> bool:\n    if metric == "variability":\n        return False\n'
+            '    elif metric.lower() in ("confidence", "correctness"):\n        return True\n'
+            '    raise NotImplementedError(f"Filtering based on {metric} not implemented!")\n')
+    fixtures = synthesize(entry(code))
+    assert [value(fixtures, "metric", i) for i in range(4)] == ["variability", "confidence", "correctness", "variability"]
+    assert any("the code compares it with ('variability', 'confidence', 'correctness')" in c for c in fixtures.choices)
+
+
+def test_a_string_compared_without_a_refusal_keeps_our_odd_values():
+    code = 'def str2bool(v: str) -> bool:\n    if v.lower() in ("yes", "true"):\n        return True\n    return v\n'
+    fixtures = synthesize(entry(code))
+    assert value(fixtures, "v", 2) == "maybe" and fixtures.choices == []

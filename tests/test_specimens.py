@@ -54,6 +54,18 @@ EXPECTED = {
     # A made-up string would have it create folders named after it.
     ("paperproof-specimens/stats-plots", "check_folder_exist"):
         ("unverified", None, "parameter `folder_name` names a folder or file"),
+    # It raises NotImplementedError naming any metric but its own: once published as a violation on our 'yes';
+    # now given the values it compares `metric` with, one a case.
+    ("paperproof-specimens/legacy-tf-maps", "keep_high_end"):
+        ("ran", "PASSES", "returns bool (its annotation)"),
+    # It iterates its `str` argument as a list of folder names: our 'yes' made folders y, e, s. It returned, but
+    # what it did is our string taken for paths, not a result: charged to our fixture, never a clean ran.
+    ("paperproof-specimens/legacy-tf-maps", "start_rounds"):
+        ("ran_fixture", None, "not clean: it created e/, s/, y/"),
+    # Writes under `args.output_dir`, our made-up 'out', which is no folder: the FileNotFoundError is our
+    # fixture's, not an attempt the sandbox blocked (which would make `verify` exit 1).
+    ("paperproof-specimens/dynamics-maps", "save_run_config"):
+        ("ran_fixture", "RAISES", "a path under our made-up `args.output_dir` = 'out', which names no folder"),
     # A Keras callback driven on our training run: with no TensorFlow here it is handed our torch model, which
     # has no `predict`; the fault is charged to our fixture, never to the code, and never counted as ran.
     ("paperproof-specimens/legacy-tf-maps", "ForgettingTracker"):
@@ -67,6 +79,25 @@ def test_specimen_gets_its_status_for_its_reason(samples, key):
     record = samples[key]
     assert (record["status"], record["contract_check"]) == (status, check), record["reason"]
     assert fragment in record["reason"]
+
+
+def test_a_string_the_code_refuses_by_name_gets_the_values_it_compares_with(samples):
+    record = samples["paperproof-specimens/legacy-tf-maps", "keep_high_end"]
+    given = [case["args"]["metric"] for case in record["cases"]]
+    assert set(given) == {"'variability'", "'forgetfulness'", "'confidence'"}
+    assert [c["outcome"] for c in record["cases"]] == ["returned"] * len(given)
+
+
+def test_folders_made_from_our_string_are_named_in_the_reason(samples):
+    record = samples["paperproof-specimens/legacy-tf-maps", "start_rounds"]
+    assert "each a piece of our made-up `rounds` = 'yes'" in record["reason"]
+    assert record["verification_level"] == 1 and record["contract_check"] is None
+
+
+def test_a_missing_file_under_our_folder_is_not_a_sandbox_block(samples):
+    record = samples["paperproof-specimens/dynamics-maps", "save_run_config"]
+    assert record["blocked"] == [] and {c["outcome"] for c in record["cases"]} == {"raised"}
+    assert "its error names our made-up `args.output_dir` = 'out'" in record["reason"]
 
 
 def test_every_status_occurs(samples):

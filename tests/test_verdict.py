@@ -129,3 +129,58 @@ def test_a_per_sample_entry_that_returns_arrays_says_so():
     v = judge(fixtures, result(cases), draft(PER_SAMPLE))
     assert "did not return one value per sample (case typical: ndarray float64 [3])" in v.reason
     assert v.status == "ran_violates"  # and each call broke `-> int`
+
+
+TASK = extract_module("def read(task_name: str):\n    return READERS[task_name]()\n", repo="o/r", path="m.py")[0]
+SAVE = extract_module("def save(args):\n    open(args.output_dir + '/c.json', 'w')\n", repo="o/r", path="m.py")[0]
+
+
+def test_a_refusal_that_names_our_made_up_string_is_our_fixture():
+    fixtures = synthesize(TASK)
+    cases = [CaseOutcome(case_id=c.case_id, outcome="raised", exception=ExceptionInfo(
+        type="NotImplementedError", message=f"Reader for {c.args[0].spec.params['value']} not implemented."))
+        for c in fixtures.cases]
+    v = judge(fixtures, result(cases), draft(TASK))
+    assert (v.status, v.contract_check) == ("ran_fixture", "RAISES")
+    assert "its error names our made-up `task_name` = 'yes'" in v.reason
+    other = [CaseOutcome(case_id=c.case_id, outcome="raised", exception=ExceptionInfo(
+        type="NotImplementedError", message="this reader is not finished")) for c in fixtures.cases]
+    assert judge(fixtures, result(other), draft(TASK)).status == "ran_violates"
+
+
+def test_a_file_missed_under_our_folder_is_not_a_sandbox_block_but_one_elsewhere_is():
+    fixtures = synthesize(SAVE)
+
+    def missing(path):
+        cases = [CaseOutcome(case_id=c.case_id, outcome="blocked", exception=ExceptionInfo(
+            type="FileNotFoundError", message=f"[Errno 2] No such file or directory: '{path}'",
+            blocked=f"file not available in the sandbox: {path}")) for c in fixtures.cases]
+        return RunResult(code_sha256=SAVE.code_sha256, fixture_digest="d", runner_version="1", end="completed",
+                         cases=cases, blocked=[f"tried to open {path}, which the sandbox does not hold (blocked)"])
+
+    v = judge(fixtures, missing("out/c.json"), draft(SAVE))
+    assert v.status == "ran_fixture" and "a path under our made-up `args.output_dir` = 'out'" in v.reason
+    v = judge(fixtures, missing("/data/glue/c.json"), draft(SAVE))
+    assert v.status == "unverified" and "blocked by the sandbox" in v.reason
+
+
+def test_writes_in_the_working_directory_are_said_and_pieces_of_our_string_are_our_fixture():
+    fixtures = synthesize(TASK)
+    written = [CaseOutcome(case_id=c.case_id, outcome="returned", value=FLOAT,
+                           wrote=sorted(f"{ch}/" for ch in set(c.args[0].spec.params["value"]))) for c in fixtures.cases]
+    v = judge(fixtures, result(written), draft(TASK))
+    assert v.status == "ran_fixture" and "each a piece of our made-up `task_name` = 'yes'" in v.reason
+    own = [CaseOutcome(case_id=c.case_id, outcome="returned", value=FLOAT, wrote=["results.csv"]) for c in fixtures.cases]
+    v = judge(fixtures, result(own), draft(TASK))
+    assert v.status == "ran" and v.reason.endswith(
+        "; not clean: it created results.csv in its working directory, outside the scratch folder it is given")
+
+
+def test_cases_that_raise_at_the_boundary_among_returns_are_charged_to_the_fixture_in_the_reason():
+    cases = [CaseOutcome(case_id=c.case_id, outcome="returned", value=FLOAT) if i < 3 else
+             CaseOutcome(case_id=c.case_id, outcome="raised", exception=ExceptionInfo(
+                 type="IndexError", message="index 2 is out of bounds for axis 1 with size 2"))
+             for i, c in enumerate(FIXTURES.cases)]
+    v = judge(FIXTURES, result(cases), CONTRACT)
+    assert v.status == "ran" and v.reason.startswith(f"returned on 3 of {len(FIXTURES.cases)} cases; raised on ")
+    assert "size 2) at its input boundary, so charged to our fixture for those cases" in v.reason

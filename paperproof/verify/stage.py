@@ -20,7 +20,7 @@ from paperproof.plumbing.progress import bar
 from paperproof.runner import environment
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
-from paperproof.verify import contracts, departures, fidelity, verdict
+from paperproof.verify import contracts, departures, fidelity, made_up, verdict
 from paperproof.verify.recognise import recognise
 from paperproof.verify.samples import link_behaviours, make_sample
 
@@ -65,6 +65,11 @@ def _run_all(requests: list[RunRequest], settings: RunSettings, cache: ResultCac
 
 def _key(entry: Entry, fixtures: FixtureSet) -> tuple[str, str, str, str]:
     return entry.code_sha256, entry.path, entry.repo, fixtures.digest()
+
+
+def _unblocked(fixtures: FixtureSet, result: RunResult | None) -> RunResult | None:
+    """The result with a file missed under a folder we made up charged to our fixture, not to the sandbox."""
+    return made_up.unblock(fixtures, result) if result is not None else None
 
 
 @dataclass
@@ -113,7 +118,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
                                  settings, cache, "run")
     retry: list[tuple[_Job, str, FixtureSet]] = []
     for job in jobs:
-        job.result = results.get(_key(job.chosen.entry, job.fixtures))
+        job.result = _unblocked(job.fixtures, results.get(_key(job.chosen.entry, job.fixtures)))
         job.findings, job.judged = job.judge(job.fixtures, job.result)
         if job.judged.status == "ran_fixture":
             retry.extend((job, words, alt) for words, alt in layout.alternatives(job.fixtures))
@@ -125,7 +130,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         first = job.judged
         if first is None or first.status != "ran_fixture":
             continue  # an earlier alternative was accepted
-        ran = again.get(_key(job.chosen.entry, alt))
+        ran = _unblocked(alt, again.get(_key(job.chosen.entry, alt)))
         findings, judged = job.judge(alt, ran)
         if judged.status in ("ran_fixture", "unverified"):
             job.tried.append(words)

@@ -231,6 +231,8 @@ def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
     raised = [c for c in finished if c.outcome == "raised"]
     if raised:
         raised_note = f"; raised on {', '.join(c.case_id for c in raised)} ({_exception_text(raised[0])})"
+        if all(c.exception and at_boundary(c.exception) for c in raised):
+            raised_note += " at its input boundary, so charged to our fixture for those cases"
     summary = f"returned on {len(returned)} of {len(result.cases)} cases{raised_note}{cut_short}{_not_per_sample(returned, per_sample)}"
     case_failures = {cid: clause.text for cid, clause in failures.items()}
     declared = [(cid, c) for cid, c in failures.items() if c.origin in DECLARED]
