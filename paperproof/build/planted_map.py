@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from markupsafe import Markup, escape
+from markupsafe import escape
 
 from paperproof.catalogue.planted_record import PlantedHardness
 from paperproof.fixtures import training
 from paperproof.fixtures.planted_cases import PLANTED_DIMS, PLANTED_SEED
 
+FILE = "planted-map.svg"  # beside the sample's page
 WIDTH, HEIGHT, MARGIN, LEGEND = 420, 320, 40, 120
 # One colour per planted kind (colour-blind-safe, distinct on white), grey for samples left as they were.
 KIND_COLOURS = {"uniform": "#d55e00", "asymmetric": "#e69f00", "adjacent": "#cc79a7", "near_ood": "#0072b2",
@@ -46,7 +47,7 @@ def _map(n: int, percent: int) -> tuple[tuple[float, float, str], ...]:
     return tuple((float(v), float(c), kind_of.get(i, "")) for i, (c, v) in enumerate(zip(conf, var)))
 
 
-def svg(record: PlantedHardness, entry: str) -> Markup | None:
+def svg(record: PlantedHardness, entry: str) -> str | None:
     """The map for one sample's planted record, or None when it has no scored output."""
     if not record.scores or not record.scores[0].figures:
         return None
@@ -72,7 +73,8 @@ def svg(record: PlantedHardness, entry: str) -> Markup | None:
                   'hardest</text>')
     bottom, right = HEIGHT - MARGIN, WIDTH - MARGIN
     name = escape(entry)
-    text = f"""<svg xmlns="http://www.w3.org/2000/svg" class="planted-map" viewBox="0 0 {WIDTH + LEGEND} {HEIGHT}" width="{WIDTH + LEGEND}" height="{HEIGHT}" role="img" aria-labelledby="pm-title pm-desc">
+    text = f"""<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" class="planted-map" viewBox="0 0 {WIDTH + LEGEND} {HEIGHT}" width="{WIDTH + LEGEND}" height="{HEIGHT}" role="img" aria-labelledby="pm-title pm-desc">
 <title id="pm-title">Planted data map</title>
 <desc id="pm-desc">Confidence against variability for the {n} samples of the planted training run ({last:.0%} made hard), coloured by the kind planted; the {len(flagged)} samples {name} ranks hardest are ringed.</desc>
 <rect width="100%" height="100%" fill="#ffffff"/>
@@ -87,4 +89,4 @@ def svg(record: PlantedHardness, entry: str) -> Markup | None:
 {chr(10).join(dots)}
 {chr(10).join(rings)}
 </svg>"""
-    return Markup(text)
+    return text + "\n"

@@ -188,9 +188,11 @@ class Renderer:
         papers = [{"url": urls.paper(s), "title": titles.get(s, s)} for s in sample.papers]
         description = f"{sample.entry} in {sample.repo}: {sample.status}. {sample.reason}"
         drawn = planted_map.svg(sample.planted, sample.entry) if sample.planted else None
-        return [self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls), sample=sample,
-                          repo_url=repo.page_url, papers=papers, source_html=source_html, vocabulary=STATUS_VOCABULARY,
-                          planted_map=drawn),
+        map_url = url + planted_map.FILE if drawn else None
+        maps = [self.write(map_url, drawn)] if map_url and drawn else []
+        return [*maps, self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls),
+                                 sample=sample, repo_url=repo.page_url, papers=papers, source_html=source_html,
+                                 vocabulary=STATUS_VOCABULARY, planted_map=map_url),
                 self.write(json_url, sample.model_dump_json())]
 
     # --- list pages ---
