@@ -31,7 +31,7 @@ from tests.github_server import FakeRepo, GitHubServer, files_of
 from tests.tar_corpus import SMALL, benign, corpus
 
 SPECIMEN_LICENCES = {"dynamics-maps": "MIT", "dynamics-maps-fork": "MIT", "legacy-tf-maps": "Apache-2.0",
-                     "perturb-kit": "Apache-2.0", "stats-plots": None}
+                     "perturb-kit": "Apache-2.0", "stats-plots": None, "hardness-bench": "Apache-2.0"}
 SPECIMEN_PAPER = "specimen-mapping-sample-hardness-with-training"
 
 

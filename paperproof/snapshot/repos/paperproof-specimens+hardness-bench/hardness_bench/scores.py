@@ -12,8 +12,8 @@ def aum_scores(logits, labels):
     logits = np.asarray(logits, dtype=np.float64)
     labels = np.asarray(labels)
     epochs, n, n_classes = logits.shape
-    if n_classes == 1:  # no other class to take a margin against
-        return np.full(n, -np.inf)
+    if n_classes < 2:
+        raise ValueError("AUM needs at least two classes to take a margin against")
     assigned = logits[:, np.arange(n), labels]
     others = logits.copy()
     others[:, np.arange(n), labels] = -np.inf
