@@ -46,15 +46,20 @@ HARD_WORDS = re.compile(r"hard|difficult|nois|mislabel|uncertain|ambigu|error", 
 DATA_MAP_FOUR = frozenset({"confidence", "variability", "correctness", "forgetfulness"})
 
 
-def fixtures_for(fixtures: FixtureSet, result: RunResult | None) -> FixtureSet | None:
-    """The planted cases for an entry that returned one value per sample on a typical case; None otherwise."""
+def fixtures_for(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings: list[Fidelity],
+                 known: Recognition | None) -> FixtureSet | None:
+    """The planted cases for an entry that returned, on a typical case, one value per sample that can be read
+    one way or the other (`orientation`); None otherwise, so nothing is run that could not be scored."""
     if result is None:
         return None
     by_id = {c.case_id: c for c in fixtures.cases}
-    yields = any(c.outcome == "returned" and c.value is not None and c.case_id in by_id
-                 and by_id[c.case_id].kind == "typical" and channels(c.value, by_id[c.case_id].dims["N"])
-                 for c in result.cases)
-    return planted_fixtures(fixtures) if yields else None
+    for outcome in result.cases:
+        case = by_id.get(outcome.case_id)
+        if outcome.outcome != "returned" or outcome.value is None or case is None or case.kind != "typical":
+            continue
+        if any(orientation(entry, ch.name, findings, known) for ch in channels(outcome.value, case.dims["N"])):
+            return planted_fixtures(fixtures)
+    return None
 
 
 def _case_dict(case: FixtureCase) -> dict:
@@ -79,7 +84,12 @@ def masks(case: FixtureCase) -> dict[str, np.ndarray]:
     return out
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
+def _driven(spec: training.RunSpec) -> tuple[np.ndarray, np.ndarray]:
+    return training.train(spec).dynamics()
+
+
+@lru_cache(maxsize=32)
 def _reference(case_json: str, metric: str) -> tuple[str, np.ndarray] | None:
     """The reference core's paper variant of `metric` on the case's run, trained here, single-threaded."""
     import torch
@@ -92,7 +102,7 @@ def _reference(case_json: str, metric: str) -> tuple[str, np.ndarray] | None:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        logits, labels = (training.train(training.RunSpec.from_case(case)).dynamics() if case.get("protocol")
+        logits, labels = (tuple(a.copy() for a in _driven(training.RunSpec.from_case(case))) if case.get("protocol")
                           else case_dynamics(case))
     finally:
         torch.set_num_threads(threads)
