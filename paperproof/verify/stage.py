@@ -139,7 +139,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         if job.tried and job.judged is not None and job.judged.status == "ran_fixture":
             job.fixtures = job.fixtures.model_copy(update={"choices": [
                 *job.fixtures.choices, f"Also tried {', '.join(job.tried)}: it raised on every case with each."]})
-    planted_sets = {id(job): found for job in jobs if settings.planted and (found := planted_scores.fixtures_for(
+    planted_sets = {id(job): cases for job in jobs if settings.planted and (cases := planted_scores.fixtures_for(
         job.chosen.entry, job.fixtures, job.result, job.findings, recognise(job.fixtures, job.result, job.findings)))
         is not None}
     planted_runs, more = _run_all([RunRequest(job.chosen.entry, planted_sets[id(job)], snapshots[job.key], settings.limits,
