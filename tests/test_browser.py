@@ -232,6 +232,40 @@ def test_every_departure_on_a_specimen_page_has_lines_formulas_and_a_worked_case
     assert console_errors(driver) == []
 
 
+def test_planted_hardness_table_map_and_paper_summary(bundled_site, serve, driver):
+    """From the paper's summary to the AUM specimen's page: the summary row says it detects mislabels, the
+    page's table gives its figures beside the reference and random, and the data map loads as a picture."""
+    base = serve(bundled_site)
+    driver.get_log("browser")
+    driver.get(base + "/paper/specimen-mapping-sample-hardness-with-training/")
+    summary = driver.find_element(By.CSS_SELECTOR, "table.planted-summary")
+    kinds = [th.text for th in summary.find_elements(By.CSS_SELECTOR, "thead th")][1:]
+    assert kinds == ["uniform", "asymmetric", "adjacent", "near-ood", "far-ood", "atypical"]
+    rows = {r.find_element(By.CSS_SELECTOR, "th").text: r for r in summary.find_elements(By.CSS_SELECTOR, "tbody tr")}
+    aum = next(r for name, r in rows.items() if name.startswith("aum_scores"))
+    cells = aum.find_elements(By.CSS_SELECTOR, "td")
+    assert "✓" in cells[0].text and "reference" in cells[0].text
+    randoms = next(r for name, r in rows.items() if name.startswith("random_hardness"))
+    assert not any("✓" in c.text for c in randoms.find_elements(By.CSS_SELECTOR, "td"))
+    assert "random scores" in rows
+    link = aum.find_element(By.CSS_SELECTOR, "th a")
+    before = driver.current_url
+    link.click()
+    WebDriverWait(driver, 10).until(lambda b: b.current_url != before and
+                                    b.execute_script("return document.readyState") == "complete")
+    table = driver.find_element(By.CSS_SELECTOR, "#planted ~ table.planted")
+    heads = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    assert heads[:4] == ["Kind", "Planted", "AUROC", "AUPRC"] and "Random AUPRC" in heads
+    first = [td.text for td in table.find_elements(By.CSS_SELECTOR, "tbody tr")[0].find_elements(By.TAG_NAME, "td")]
+    assert first[0] == "uniform" and first[1] == "10% (6 of 360)" and float(first[2]) > 0.9
+    assert float(first[3]) > 5 * float(first[6])  # AUPRC far above random
+    headline = driver.find_element(By.CSS_SELECTOR, ".planted-headline").text
+    assert headline.startswith("This implementation of aum: AUPRC") and "paperproof's reference aum" in headline
+    picture = driver.find_element(By.CSS_SELECTOR, "figure.planted-figure img")
+    assert driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth", picture) > 0
+    assert console_errors(driver) == []
+
+
 # --- pages a researcher reads without a manual ---
 
 

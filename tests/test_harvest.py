@@ -31,7 +31,7 @@ from tests.github_server import FakeRepo, GitHubServer, files_of
 from tests.tar_corpus import SMALL, benign, corpus
 
 SPECIMEN_LICENCES = {"dynamics-maps": "MIT", "dynamics-maps-fork": "MIT", "legacy-tf-maps": "Apache-2.0",
-                     "perturb-kit": "Apache-2.0", "stats-plots": None}
+                     "perturb-kit": "Apache-2.0", "stats-plots": None, "hardness-bench": "Apache-2.0"}
 SPECIMEN_PAPER = "specimen-mapping-sample-hardness-with-training"
 
 
@@ -107,7 +107,7 @@ def _comparable(twin: object) -> object:
 def test_harvested_snapshot_builds_the_same_twins_as_local_checkouts(server: GitHubServer, tmp_path: Path) -> None:
     store = tmp_path / "store"
     summary = harvest(config(server, store, concurrency=4))
-    assert summary.complete and summary.downloaded == 5
+    assert summary.complete and summary.downloaded == len(SPECIMEN_LICENCES)
     local = tmp_path / "local"
     harvested = tmp_path / "harvested"
     build(BuildConfig(out=local, cache=tmp_path / "cache-local", workers=2))
@@ -144,7 +144,7 @@ def test_second_harvest_of_unchanged_repositories_gets_only_304s_and_writes_noth
                                                                                    tmp_path: Path) -> None:
     store = tmp_path / "store"
     first = harvest(config(server, store))
-    assert first.complete and first.downloaded == 5 and first.written == 13
+    assert first.complete and first.downloaded == len(SPECIMEN_LICENCES) and first.written == 14
     before = store_files(store)
     server.reset_log()
 
@@ -192,7 +192,7 @@ def test_killed_harvest_resumes_without_losing_or_fetching_anything_twice(server
         asked = asked_about(second_hits, key.split("/", 1)[1])
         assert not asked, f"{key} was settled before the kill and asked again: {asked}"
     tarballs = [h.path for h in first_hits + second_hits if h.path.startswith("/codeload/")]
-    assert len(tarballs) == 5 and len(set(tarballs)) == 5, "each tarball downloaded exactly once"
+    assert len(tarballs) == len(set(tarballs)) == len(SPECIMEN_LICENCES), "each tarball downloaded exactly once"
     repeated = {h.path for h in first_hits} & {h.path for h in second_hits}
     assert repeated <= {slow}, f"only the request the kill cut short is asked again: {repeated}"
     assert record(store, specimen("stats-plots")).reach.status == "ok"
@@ -308,7 +308,7 @@ def test_rate_limit_near_its_reset_is_waited_for(server: GitHubServer, tmp_path:
     started = time.monotonic()
     summary = harvest(config(server, tmp_path / "store", links_archive(tmp_path, *map(specimen, SPECIMEN_LICENCES)),
                              max_wait=10))
-    assert summary.complete and summary.reach["ok"] == 5
+    assert summary.complete and summary.reach["ok"] == len(SPECIMEN_LICENCES)
     assert any(h.status == 403 for h in server.requests()), "the server did refuse"
     assert time.monotonic() - started >= 1.0, "the harvest waited for the reset"
 
@@ -359,7 +359,7 @@ def test_retry_after_is_honoured(server: GitHubServer, tmp_path: Path) -> None:
     server.retry_after_once["/repos/paperproof-specimens/perturb-kit/license"] = (403, 1)
     started = time.monotonic()
     summary = harvest(config(server, tmp_path / "store", links_archive(tmp_path, *map(specimen, SPECIMEN_LICENCES))))
-    assert summary.complete and summary.reach["ok"] == 5
+    assert summary.complete and summary.reach["ok"] == len(SPECIMEN_LICENCES)
     assert {h.status for h in server.requests()} >= {429, 403}
     assert time.monotonic() - started >= 1.0
 

@@ -70,6 +70,11 @@ EXPECTED = {
     # has no `predict`; the fault is charged to our fixture, never to the code, and never counted as ran.
     ("paperproof-specimens/legacy-tf-maps", "ForgettingTracker"):
         ("ran_fixture", "RAISES", "so charged to our fixture"),
+    # Written for planted hardness: a correct AUM, and a random "hardness" baseline.
+    ("paperproof-specimens/hardness-bench", "aum_scores"):
+        ("ran", None, "raised on one_class (ValueError: AUM needs at least two classes"),
+    ("paperproof-specimens/hardness-bench", "random_hardness"):
+        ("ran", None, "nothing declared to check"),
 }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import MISSING, AliasChoices, BaseModel, ConfigDict, Field
 
 from paperproof.catalogue.archive_rows import PaperMethod, Source
+from paperproof.catalogue.planted_record import PlantedHardness
 from paperproof.catalogue.repo_record import Reach
 from paperproof.catalogue.sample import Fidelity, Sample
 
@@ -112,6 +113,7 @@ class TwinSample(PageModel):
     reason: str | MISSING = MISSING
     url: str | MISSING = MISSING
     fidelity: list[Fidelity] | MISSING = MISSING
+    planted: PlantedHardness | None | MISSING = MISSING
 
 
 class Verification(PageModel):

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from paperproof.build import datamap, records, render, search, seo
+from paperproof.build import datamap, planted_map, records, render, search, seo
 from paperproof.build.links import Link, safe_key
 from paperproof.build.pages import Paging, PaperListing, RepoListing, RepoTwin
 from paperproof.build.records import TwinContext, about
@@ -187,8 +187,12 @@ class Renderer:
         source_html = render.code_html(shown, sample.lineno) if shown else None
         papers = [{"url": urls.paper(s), "title": titles.get(s, s)} for s in sample.papers]
         description = f"{sample.entry} in {sample.repo}: {sample.status}. {sample.reason}"
-        return [self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls), sample=sample,
-                          repo_url=repo.page_url, papers=papers, source_html=source_html, vocabulary=STATUS_VOCABULARY),
+        drawn = planted_map.svg(sample.planted, sample.entry) if sample.planted else None
+        map_url = url + planted_map.FILE if drawn else None
+        maps = [self.write(map_url, drawn)] if map_url and drawn else []
+        return [*maps, self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls),
+                                 sample=sample, repo_url=repo.page_url, papers=papers, source_html=source_html,
+                                 vocabulary=STATUS_VOCABULARY, planted_map=map_url),
                 self.write(json_url, sample.model_dump_json())]
 
     # --- list pages ---

@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from paperproof.catalogue.planted_record import PlantedHardness
 from paperproof.catalogue.run_result import Isolation
 
 Status = Literal["ran", "ran_violates", "ran_fixture", "ran_draft_wrong", "unverified"]
@@ -187,6 +188,9 @@ class Sample(BaseModel):
     fidelity: list[Fidelity] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     behaves_like: list[SampleLink] = Field(default_factory=list)
+    # AUROC and AUPRC of its per-sample outputs on the planted training run (`verify.planted_scores`); None
+    # when it yields no value per training sample, and in records made before planted scoring.
+    planted: PlantedHardness | None = None
 
     @property
     def code_sha256_prefix(self) -> str:

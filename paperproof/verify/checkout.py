@@ -44,7 +44,7 @@ def local_record(path: Path) -> RepoRecord:
 
 def verify_path(path: Path, entries: list[str] | None = None, everything: bool = False,
                 workers: int | None = None, per_repo: int = DEFAULT_PER_REPO,
-                limits: dict | None = None, environments: Path | None = None) -> list[Sample]:
+                limits: dict | None = None, environments: Path | None = None, planted: bool = True) -> list[Sample]:
     """Samples for the most relevant entries of a checkout (or the named ones, or all);
     `limits` overrides sandbox limits (`runner.sandbox.Limits` fields); `environments` is where the
     checkout's missing imports are installed from wheels (None: nothing is installed)."""
@@ -63,5 +63,6 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
     readme = read_readme(root, record.readme)
     chosen = select(found, set(), readme, None if (everything or entries) else per_repo)
     judged = run_and_judge({"local": RepoWork(record, tuple(chosen))}, RunSettings(workers=workers, limits=limits,
-                                                                                 environments=environments))
+                                                                                 environments=environments,
+                                                                                 planted=planted))
     return list(judged.repos["local"].samples)

@@ -20,7 +20,7 @@ from paperproof.plumbing.progress import bar
 from paperproof.runner import environment
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
-from paperproof.verify import contracts, departures, fidelity, made_up, verdict
+from paperproof.verify import contracts, departures, fidelity, made_up, planted_scores, verdict
 from paperproof.verify.recognise import recognise
 from paperproof.verify.samples import link_behaviours, make_sample
 
@@ -34,6 +34,7 @@ class RunSettings:
     scheduler: str | None = None
     limits: dict | None = None  # `runner.sandbox.Limits` fields
     environments: Path | None = None  # where per-repository environments are cached; None: the runner's only
+    planted: bool = True  # score per-sample outputs on the planted training run (off only to measure its cost)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,13 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         if job.tried and job.judged is not None and job.judged.status == "ran_fixture":
             job.fixtures = job.fixtures.model_copy(update={"choices": [
                 *job.fixtures.choices, f"Also tried {', '.join(job.tried)}: it raised on every case with each."]})
+    planted_sets = {id(job): cases for job in jobs if settings.planted and (cases := planted_scores.fixtures_for(
+        job.chosen.entry, job.fixtures, job.result, job.findings, recognise(job.fixtures, job.result, job.findings)))
+        is not None}
+    planted_runs, more = _run_all([RunRequest(job.chosen.entry, planted_sets[id(job)], snapshots[job.key], settings.limits,
+                                              commit=commits[job.key], environment=env_dirs[job.key])
+                                   for job in jobs if id(job) in planted_sets], settings, cache, "planted")
+    executed += more
     made: dict[str, list] = {key: [] for key in repos}
     for job in bar(jobs, "verify", unit="sample"):
         work = repos[job.key]
@@ -153,6 +161,11 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         why = "; ".join(filter(None, [job.chosen.why, known.line() if known else None]))
         sample = make_sample(job.chosen.entry, work.record, basis, job.fixtures, job.result,
                              job.contract, job.judged, papers, job.findings, why_chosen=why)
+        planted_set = planted_sets.get(id(job))
+        if planted_set is not None:
+            scored = planted_scores.score(job.chosen.entry, planted_set,
+                                          planted_runs.get(_key(job.chosen.entry, planted_set)), job.findings, known)
+            sample = sample.model_copy(update={"planted": scored})
         found = envs.get(job.key)
         env_notes = found.describe() if found is not None else []
         made[job.key].append(sample.model_copy(update={"notes": [*sample.notes, *env_notes]}) if env_notes else sample)

@@ -1,0 +1,211 @@
+"""Planted-hardness figures for a sample: its per-sample outputs on the training run with hardness planted,
+scored per kind and fraction against the planted indices, beside the reference core and the random floor.
+
+Only the outputs come from the sandbox, and only as numbers: the planted indices are recomputed here from
+the run's seed (`fixtures.training.planted`), and the reference figures from the same run trained here. The
+orientation of each output is settled before any figure is computed, from the entry's docstring, the
+metric it was recognised as, or its name, and the record says which; a score used backwards shows as an
+AUROC below one half.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+import numpy as np
+
+from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
+from paperproof.catalogue.planted_record import Detection, Orientation, PlantedFigure, PlantedHardness, PlantedScore
+from paperproof.catalogue.run_result import RunResult
+from paperproof.catalogue.sample import Fidelity
+from paperproof.fixtures import training
+from paperproof.fixtures.planted_cases import planted_fixtures
+from paperproof.verify import planted
+from paperproof.verify.fidelity import channels
+from paperproof.verify.recognise import Recognition
+
+# Whether a high value of each reference metric means a hard sample (H-CAT's and the papers' reading).
+METRIC_ORIENTATION: dict[str, Orientation] = {
+    "confidence": "low_is_hard", "correctness": "low_is_hard", "aum": "low_is_hard",
+    "self_confidence": "low_is_hard", "variability": "high_is_hard", "forgetfulness": "high_is_hard",
+    "threshold_closeness": "high_is_hard", "aleatoric": "high_is_hard", "entropy": "high_is_hard",
+    "el2n": "high_is_hard", "loss": "high_is_hard",
+}
+# A name that names a metric, longest first ("self_confidence" before "confidence").
+NAMED_METRICS: tuple[tuple[str, str], ...] = (
+    ("self_conf", "self_confidence"), ("threshold", "threshold_closeness"), ("confiden", "confidence"),
+    ("variab", "variability"), ("correct", "correctness"), ("forget", "forgetfulness"), ("aleatoric", "aleatoric"),
+    ("entropy", "entropy"), ("margin", "aum"), ("aum", "aum"), ("el2n", "el2n"), ("loss", "loss"),
+)
+DECLARED = re.compile(r"\b(higher|larger|greater|lower|smaller)\b[^.;\n]{0,30}?\b(harder|more difficult|hard|noisier)\b",
+                      re.IGNORECASE)
+HARD_WORDS = re.compile(r"hard|difficult|nois|mislabel|uncertain|ambigu|error", re.IGNORECASE)
+DATA_MAP_FOUR = frozenset({"confidence", "variability", "correctness", "forgetfulness"})
+
+
+def fixtures_for(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings: list[Fidelity],
+                 known: Recognition | None) -> FixtureSet | None:
+    """The planted cases for an entry that returned, on a typical case, one value per sample that can be read
+    one way or the other (`orientation`); None otherwise, so nothing is run that could not be scored."""
+    if result is None:
+        return None
+    by_id = {c.case_id: c for c in fixtures.cases}
+    for outcome in result.cases:
+        case = by_id.get(outcome.case_id)
+        if outcome.outcome != "returned" or outcome.value is None or case is None or case.kind != "typical":
+            continue
+        if any(orientation(entry, ch.name, findings, known) for ch in channels(outcome.value, case.dims["N"])):
+            return planted_fixtures(fixtures)
+    return None
+
+
+def _case_dict(case: FixtureCase) -> dict:
+    return case.model_dump(mode="json")
+
+
+def _spec(case: FixtureCase) -> training.RunSpec:
+    return training.RunSpec.from_case(_case_dict(case))
+
+
+def masks(case: FixtureCase) -> dict[str, np.ndarray]:
+    """Which samples of a planted case's run were made hard, per kind: recomputed from the seed, never read
+    from the run."""
+    spec = _spec(case)
+    made = training.planted(spec)
+    out = {}
+    for kind in training.HARDNESS_KINDS:
+        mask = np.zeros(spec.n, dtype=bool)
+        mask[made.hard.get(kind, [])] = True
+        if 0 < mask.sum() < spec.n:
+            out[kind] = mask
+    return out
+
+
+@lru_cache(maxsize=4)
+def _driven(spec: training.RunSpec) -> tuple[np.ndarray, np.ndarray]:
+    return training.train(spec).dynamics()
+
+
+@lru_cache(maxsize=32)
+def _reference(case_json: str, metric: str) -> tuple[str, np.ndarray] | None:
+    """The reference core's paper variant of `metric` on the case's run, trained here, single-threaded."""
+    import torch
+
+    from paperproof.fixtures.values import case_dynamics
+    from paperproof.verify.metrics import VARIANTS
+    from paperproof.verify.metrics.onepass import training_dynamics_onepass
+
+    case = json.loads(case_json)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        logits, labels = (tuple(a.copy() for a in _driven(training.RunSpec.from_case(case))) if case.get("protocol")
+                          else case_dynamics(case))
+    finally:
+        torch.set_num_threads(threads)
+    variant = next((v for v in VARIANTS.get(metric, ()) if v.paper), None)
+    if variant is None:
+        return None
+    if metric in DATA_MAP_FOUR:
+        values = training_dynamics_onepass(logits.astype(np.float32), labels)[metric]
+    else:
+        values = variant.compute(torch.from_numpy(logits), torch.from_numpy(labels))
+    return f"{metric} ({variant.name})", values.double().numpy()
+
+
+def _named(text: str) -> str | None:
+    low = text.lower()
+    return next((metric for part, metric in NAMED_METRICS if part in low), None)
+
+
+def orientation(entry: Entry, output: str, findings: list[Fidelity],
+                known: Recognition | None) -> tuple[Orientation, str, str | None] | None:
+    """How to read an output (orientation, where that came from, the metric it is), before any scoring."""
+    exact = next((f for f in findings if f.output == output), None)
+    metric = exact.metric if exact else known.metric if known and known.output == output else None
+    declared = DECLARED.search(entry.docstring or "")
+    if declared:
+        way: Orientation = "low_is_hard" if declared.group(1).lower() in ("lower", "smaller") else "high_is_hard"
+        return way, f'its docstring says "{declared.group(0)}"', metric
+    if exact:
+        return METRIC_ORIENTATION[exact.metric], f"it computes {exact.metric} ({exact.matches})", exact.metric
+    if known and known.output == output and known.metric in METRIC_ORIENTATION:
+        way = METRIC_ORIENTATION[known.metric]
+        if (known.rho or 0.0) < 0:
+            flipped: Orientation = "low_is_hard" if way == "high_is_hard" else "high_is_hard"
+            return flipped, f"it ranks samples in the reverse order of {known.metric}", known.metric
+        return way, f"it ranks samples as {known.metric} does", known.metric
+    for text, whose in ((output, "output"), (entry.name, "entry")):
+        named = _named(text) if text != "return value" else None
+        if named:
+            return METRIC_ORIENTATION[named], f"its {whose} name names {named}", None
+    if HARD_WORDS.search(entry.name) or HARD_WORDS.search(output):
+        return "high_is_hard", "its name says it scores hardness", None
+    return None
+
+
+def score(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings: list[Fidelity],
+          known: Recognition | None) -> PlantedHardness | None:
+    """The planted-hardness record of one entry from its run on the planted cases; None when it has no
+    per-sample output on every planted case."""
+    if result is None or not fixtures.cases:
+        return None
+    values = {c.case_id: c.value for c in result.cases if c.outcome == "returned" and c.value is not None}
+    per_case = {}
+    for case in fixtures.cases:
+        if case.case_id not in values:
+            return None
+        per_case[case.case_id] = {ch.name: np.asarray(ch.values, dtype=np.float64)
+                                  for ch in channels(values[case.case_id], case.dims["N"])}
+    names = [name for name in per_case[fixtures.cases[0].case_id] if all(name in found for found in per_case.values())]
+    if not names:
+        return None
+    scores, unread = [], []
+    flagged: list[int] = []
+    for name in names:
+        way = orientation(entry, name, findings, known)
+        if way is None:
+            unread.append(name)
+            continue
+        direction, basis, metric = way
+        figures, reference_name = [], None
+        for case in fixtures.cases:
+            found = per_case[case.case_id][name]
+            reference = _reference(json.dumps(_case_dict(case), sort_keys=True), metric) if metric else None
+            reference_name = reference[0] if reference else None
+            for kind, mask in masks(case).items():
+                if not np.isfinite(found).all():
+                    break
+                mine = planted.detect(found, mask, direction)
+                ref = planted.detect(reference[1], mask, METRIC_ORIENTATION[metric]) if reference and metric else None
+                low = planted.floor(mask)
+                figures.append(PlantedFigure(
+                    kind=kind, fraction=case.dims["P"] / 100, auroc=mine.auroc, auprc=mine.auprc,
+                    orientation=direction, positives=mine.positives, samples=mine.samples,
+                    reference=Detection(auroc=ref.auroc, auprc=ref.auprc) if ref else None,
+                    floor=Detection(auroc=low.auroc, auprc=low.auprc)))
+        if not figures:
+            unread.append(name)
+            continue
+        if not flagged:
+            last = fixtures.cases[-1]
+            found = per_case[last.case_id][name]
+            hard = -found if direction == "low_is_hard" else found
+            count = int(sum(m.sum() for m in masks(last).values()))
+            flagged = sorted(int(i) for i in np.argsort(-hard, kind="stable")[:count])
+        scores.append(PlantedScore(output=name, metric=metric, reference=reference_name, orientation=direction,
+                                   orientation_basis=basis, figures=figures))
+    if not scores and not unread:
+        return None
+    first = fixtures.cases[0].dims
+    note = (f"Not scored: {', '.join(unread)}: neither its docstring, a recognised metric nor its name says whether "
+            "a high value means hard, and it is not guessed from the figures.") if unread else None
+    fractions = [c.dims["P"] / 100 for c in fixtures.cases]
+    run = (f"{'driven through its protocol on ' if fixtures.cases[0].protocol else ''}a seeded training run of "
+           f"{first['N']} samples, {first['C']} classes, {first['E']} epochs (seed {fixtures.cases[0].seed}), with "
+           f"{' and '.join(f'{f:.0%}' for f in fractions)} of the samples made hard, split evenly over "
+           f"{len(training.HARDNESS_KINDS)} kinds")
+    return PlantedHardness(run=run, fractions=fractions, scores=scores, flagged=flagged, note=note)
