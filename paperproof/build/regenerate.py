@@ -10,9 +10,11 @@ replaced by placeholders, deterministic JSON. Same checkouts, same code: byte-id
 from __future__ import annotations
 
 import platform
+import re
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from paperproof import __version__
 from paperproof.build.pipeline import collect_paper_terms, read_links, resolve_repositories, select_entries
@@ -73,11 +75,24 @@ def run_environment(work: RepoWork, environments: Path | None) -> RunEnvironment
                           not_installed=dict(sorted(env.not_installed.items())) if env else {})
 
 
-def _scrubbed(text: str, places: dict[str, str]) -> str:
-    """Local paths (the checkout, the environments and cache folders) replaced by their placeholders."""
+# Quotes of the repository's own text in what a build writes: a docstring in a drafted clause, a default's code.
+QUOTES = ((re.compile(r'\(docstring: "[^"]*"\)'), "(docstring)"), (re.compile(r" \(`[^`]*`\) runs code"), " runs code"))
+
+
+def _scrubbed(value: Any, places: dict[str, str]) -> Any:
+    """Local paths (the checkout, the environments and cache folders) replaced by their placeholders, and
+    quotes of the repository's text left out, in every string of a dumped record."""
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, places) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, places) for v in value]
+    if not isinstance(value, str):
+        return value
     for path, name in sorted(places.items(), key=lambda item: -len(item[0])):
-        text = text.replace(path + "/", "" if name == "" else name + "/").replace(path, name or ".")
-    return text
+        value = value.replace(path + "/", "" if name == "" else name + "/").replace(path, name or ".")
+    for pattern, replacement in QUOTES:
+        value = pattern.sub(replacement, value)
+    return value
 
 
 def shipped_repo(work: RepoWork, made_by: MadeBy, env: RunEnvironment, places: dict[str, str]) -> ShippedRepo:
@@ -86,10 +101,9 @@ def shipped_repo(work: RepoWork, made_by: MadeBy, env: RunEnvironment, places: d
     here = {**places, root: ""} if root else places
     bare = record.model_copy(update={"source": "shipped", "snapshot": None, "readme": None, "specimen": False,
                                      "etags": None, "tarball_sha256": None, "reach": record.reach})
-    samples = [Sample.model_validate_json(_scrubbed(without_source(s).model_dump_json(), here)) for s in work.samples]
-    record_json = _scrubbed(bare.model_dump_json(), here)
-    return ShippedRepo(made_by=made_by, environment=env, record=type(record).model_validate_json(record_json),
-                       samples=samples)
+    samples = [Sample.model_validate(_scrubbed(without_source(s).model_dump(mode="json"), here)) for s in work.samples]
+    return ShippedRepo(made_by=made_by, environment=env,
+                       record=type(record).model_validate(_scrubbed(bare.model_dump(mode="json"), here)), samples=samples)
 
 
 def regenerate(checkouts: Path, into: Path, *, archive: str | None = None, settings: RunSettings | None = None,
