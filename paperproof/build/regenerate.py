@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from paperproof import __version__
+from paperproof.build import guard
 from paperproof.build.pipeline import collect_paper_terms, read_links, resolve_repositories, select_entries
 from paperproof.build.shipped import REGENERATE
 from paperproof.build.summary import BuildSummary
@@ -110,6 +111,9 @@ def regenerate(checkouts: Path, into: Path, *, archive: str | None = None, setti
                per_repo: int = DEFAULT_PER_REPO) -> RegenerateSummary:
     """Verify every linked repository that has a checkout under `checkouts`; write its records under `into`."""
     settings = settings or RunSettings()
+    if settings.cache is not None:  # the build's cache: refused when not ours, tagged as a build tags it
+        guard.check_cache(settings.cache)
+        guard.claim_cache(settings.cache)
     source = LocalRepos(checkouts, missing_note="no checkout")
     the_archive = open_archive(archive)
     links = read_links(the_archive)
