@@ -16,6 +16,7 @@ Layout of a results folder (the bundled one is `paperproof/snapshot/results/`):
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -25,7 +26,7 @@ from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import RepoKey
 from paperproof.catalogue.sample import Sample
 
-FORMAT = 1
+FORMAT: Literal[1] = 1
 # What decides a verdict: the fixtures a sample is given, how it is run, how its run is judged.
 VERDICT_CODE = ("fixtures", "runner", "verify")
 # Sample fields that hold the repository's own text: never shipped.
@@ -144,7 +145,7 @@ class ShippedResults:
     def get(self, key: RepoKey) -> ShippedRepo | None:
         return self._by_key.get(f"{key.host.lower()}/{key.repo.lower()}")
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[ShippedRepo]:
         return iter(self._by_key[k] for k in sorted(self._by_key))
 
     def __len__(self) -> int:
