@@ -191,7 +191,7 @@ class Renderer:
         description = f"{sample.entry} in {sample.repo}: {sample.status}. {sample.reason}"
         return [self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls), sample=sample,
                           repo_url=repo.page_url, papers=papers, source_html=source_html, vocabulary=STATUS_VOCABULARY,
-                          shipped=repo.source == "shipped"),
+                          shipped=getattr(repo, "source", None) == "shipped"),
                 self.write(json_url, sample.model_dump_json())]
 
     # --- list pages ---

@@ -54,9 +54,10 @@ class ShippedRepos:
         if shipped is None:
             return record
         stale = stale_reason(shipped, self.current)
+        # what the host answered a harvest of this build (its reach) stays on the record
         return shipped.record.model_copy(update={
             "source": "shipped", "snapshot": None, "specimen": False, "made_by": made_by_line(shipped),
-            "stale": stale})
+            "stale": stale, "reach": record.reach or shipped.record.reach})
 
 
 def _marked(sample: Sample, stale: str | None) -> Sample:
