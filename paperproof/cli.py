@@ -69,6 +69,7 @@ environment:
 
 examples:
   GITHUB_TOKEN=... paperproof harvest --archive /data/pwc --store .paperproof-store
+  paperproof harvest --from-checkouts /tmp/checkouts --results-only   # remake the bundled shipped records
   paperproof harvest --archive /data/pwc --api-url https://github.example.org/api/v3
 """
 
@@ -150,6 +151,19 @@ def parser() -> argparse.ArgumentParser:
     h.add_argument("--retries", type=int, default=3, help="retries on 5xx, timeouts and broken answers")
     h.add_argument("--max-wait", type=float, default=300.0,
                    help="longest rate-limit wait in seconds before stopping to resume later")
+    h.add_argument("--from-checkouts", type=Path, metavar="DIR",
+                   help="verify the linked repositories checked out under DIR (owner+name/, each with a .git naming "
+                        "its commit) instead of asking GitHub; with --results-only")
+    h.add_argument("--results-only", action="store_true",
+                   help="write verification records without any source (code sha256, statuses, fixtures, outputs) "
+                        "into --into, the bundled snapshot's by default, instead of storing snapshots")
+    h.add_argument("--into", type=Path, help="where --results-only writes the records (default: the package's "
+                                             "bundled paperproof/snapshot/results)")
+    h.add_argument("--workers", type=int, help="sandbox workers for --from-checkouts (default: one per core)")
+    h.add_argument("--cache", type=Path, default=Path(".paperproof-cache"),
+                   help="run results reused by --from-checkouts (a build's cache)")
+    h.add_argument("--environments", type=Path, default=DEFAULT_ENVIRONMENTS, metavar="DIR",
+                   help=f"where --from-checkouts installs each checkout's missing imports (default: {DEFAULT_ENVIRONMENTS})")
     return parser
 
 
@@ -203,6 +217,9 @@ def _harvest(args: argparse.Namespace) -> int:
     """Exit 0 when every repository is settled, 75 (try again later) when the API's rate limit stopped it."""
     import os
 
+    if args.from_checkouts is not None or args.results_only:
+        return _results(args)
+
     from paperproof.catalogue.harvest import HarvestConfig, harvest
     from paperproof.plumbing.locks import Busy
 
@@ -222,6 +239,32 @@ def _harvest(args: argparse.Namespace) -> int:
     if summary.complete:
         return 0
     return 2 if summary.resume_after is None else 75
+
+
+def _results(args: argparse.Namespace) -> int:
+    """`harvest --from-checkouts DIR --results-only`: exit 0 when written, 2 for bad usage or a refused checkout."""
+    from paperproof.build.regenerate import regenerate
+    from paperproof.build.shipped import bundled_results
+    from paperproof.verify.stage import RunSettings
+
+    if args.from_checkouts is None or not args.results_only:
+        print("paperproof: --from-checkouts DIR and --results-only go together: records are made from checkouts, "
+              "and their source is never stored", file=sys.stderr)
+        return 2
+    if not args.from_checkouts.is_dir():
+        print(f"paperproof: --from-checkouts {args.from_checkouts}: not a directory", file=sys.stderr)
+        return 2
+    # absolute: the sandbox's processes do not run in this folder
+    settings = RunSettings(workers=args.workers, cache=args.cache.resolve(), environments=args.environments.resolve())
+    try:
+        summary = regenerate(args.from_checkouts, args.into or bundled_results(), archive=args.archive,
+                             settings=settings)
+    except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
+        print(f"paperproof: {exc}", file=sys.stderr)
+        return 2
+    for line in summary.lines():
+        print(line)
+    return 2 if summary.refused else 0
 
 
 def _verify(args: argparse.Namespace) -> int:

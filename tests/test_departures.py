@@ -35,7 +35,8 @@ def case_of(case_id):
 
 
 def test_every_departure_of_a_specimen_has_lines_formulas_and_a_worked_case(samples):
-    departing = [r for r in samples.values() if any(not f["paper"] for f in r["fidelity"])]
+    departing = [r for r in samples.values() if any(not f["paper"] for f in r["fidelity"])
+                 and r["repo"].startswith("paperproof-specimens/")]  # shipped real repositories: no source here
     assert len(departing) >= 5
     for record in departing:
         w = worked(record)

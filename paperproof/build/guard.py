@@ -15,7 +15,7 @@ from paperproof.build.manifest import MARKER
 
 CACHE_TAG = "CACHEDIR.TAG"
 CACHE_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
-_CACHE_CONTENTS = {CACHE_TAG, "runs", "sites", "unpacked"}  # what builds write into a cache
+_CACHE_CONTENTS = {CACHE_TAG, "runs", "sites", "unpacked", "envs"}  # what builds (and verify's environments) write
 
 
 class NotOurs(ValueError):

@@ -116,6 +116,25 @@ class TwinSample(PageModel):
     planted: PlantedHardness | None | MISSING = MISSING
 
 
+class Implementation(PageModel):
+    """One implementation of a hardness metric among a paper's samples, beside the others (`records.implementations`):
+    which published variant it computes, where it departs from the paper, and whether the official code's
+    implementation computes the same variant (`official_matches` None: the page has no official one)."""
+
+    metric: str
+    repo: str
+    repo_kind: str
+    entry: str
+    url: str
+    status: str
+    output: str
+    matches: str
+    paper: bool
+    departs_from_paper: list[str]
+    official_matches: list[str] | None
+    same_as_official: bool | None
+
+
 class Verification(PageModel):
     page_url: str | None | MISSING = Field(default=MISSING, validation_alias=_seed_alias("page_url"))
     json_url: str = Field(validation_alias=_seed_alias("json_url"))
@@ -131,6 +150,7 @@ class Verification(PageModel):
     status_vocabulary: dict[str, str] | MISSING = MISSING
     n_pointer_only_for_licence: int
     samples: list[TwinSample]
+    implementations: list[Implementation] | MISSING = MISSING
 
 
 class PaperTwin(PageModel):
@@ -201,6 +221,8 @@ class RepoTwin(PageModel):
     json_url: str
     papers: list[PaperRef]
     samples: list[SampleRef]
+    made_by: str | MISSING = MISSING  # shipped records: what made them
+    stale: str | MISSING = MISSING  # shipped records made by other verdict code than this build's: why stale
 
 
 class Paging(PageModel):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from paperproof.build import leaks
+from paperproof.build import leaks, shipped
 from paperproof.build.guard import guard
 from paperproof.build.indexes import write_indexes
 from paperproof.build.links import LinkTable, read_link_table, repo_kind, safe_key
@@ -31,6 +31,7 @@ from paperproof.catalogue.repo_url import RepoKey
 from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.repos import LocalRepos, RepoSource, read_readme, record_without_source
 from paperproof.catalogue.select import DEFAULT_PER_REPO, paper_terms, select
+from paperproof.catalogue.shipped import ShippedResults
 from paperproof.catalogue.store import StoreRepos
 from paperproof.plumbing.progress import bar
 from paperproof.verify.stage import RunSettings, run_and_judge
@@ -52,6 +53,7 @@ class BuildConfig:
     check: bool = False  # write nothing; the summary's `stale` says what a build would change
     allow_partial: bool = False  # build from the rows before the damage of a dump that breaks (marked partial)
     environments: Path | None = None  # where per-repository environments are cached; None: the runner's only
+    shipped: Path | None = None  # shipped verification records (`catalogue.shipped`); None: the bundled ones
 
 
 def build(config: BuildConfig) -> BuildSummary:
@@ -65,12 +67,14 @@ def build(config: BuildConfig) -> BuildSummary:
         with summary.timed("links"):
             links = read_links(archive, *site.links_store())
         with summary.timed("repositories"):
-            repos = resolve_repositories(links, repository_source(config))
+            results = ShippedResults(config.shipped or shipped.bundled_results())
+            repos = resolve_repositories(links, shipped.ShippedRepos(repository_source(config), results))
         with summary.timed("samples"):
             terms = collect_paper_terms(archive, links, repos)
             repos = select_entries(repos, terms, config.per_repo, summary)
             judged = run_and_judge(repos, run_settings(config))
             repos, summary.executed, summary.cached = judged.repos, judged.executed, judged.cached
+            repos = shipped.attach(repos, results)
             summary.skipped_files.extend(judged.skipped)
         with summary.timed("paper pages"):
             papers = write_papers(site, archive, links, repos)
@@ -89,6 +93,7 @@ def build(config: BuildConfig) -> BuildSummary:
     summary.repositories = len(repos)
     summary.repositories_with_source = sum(1 for w in repos.values() if w.record.has_source)
     summary.samples.update(s.status for w in repos.values() for s in w.samples)
+    summary.shipped = shipped.summary_lines(repos, results)
     return summary
 
 
@@ -127,7 +132,8 @@ def repository_source(config: BuildConfig) -> RepoSource:
     if config.store is not None:
         return StoreRepos(config.store)
     bundled = LocalRepos(bundled_root() / "repos", specimen=True,
-                         missing_note="not bundled: the snapshot carries no source for this repository")
+                         missing_note="not harvested: the bundled snapshot carries neither its source nor "
+                                     "verification records of it")
     if config.repos is not None:
         local = LocalRepos(config.repos, unpack_dir=(config.cache or config.out.parent / ".paperproof-cache") / "unpacked")
         return Layered(local, bundled) if config.archive is None else local

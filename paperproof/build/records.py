@@ -23,6 +23,7 @@ from paperproof.build.pages import (
     AttributionPage,
     CodeLink,
     CodeRef,
+    Implementation,
     IndexPage,
     KindCount,
     Paging,
@@ -122,6 +123,32 @@ def sample_listing(sample: Sample, urls: SiteUrls, kind: str | None = None) -> S
     return sample_as(SampleListing, sample, urls, repo_kind=kind)
 
 
+# The Data Maps four first (the paper's order), then any other metric by name.
+METRIC_ORDER = ("confidence", "variability", "correctness", "forgetfulness")
+
+
+def implementations(samples: Sequence[TwinSample]) -> list[Implementation]:
+    """Every sample output recognised as a hardness metric, by metric, official repositories first, with the
+    variant the official code computes beside each (the official code is the `official` repository kind)."""
+    found = [(s, f) for s in samples if isinstance(s.fidelity, list) for f in s.fidelity]
+    official: dict[str, set[str]] = {}
+    for s, f in found:
+        if s.repo_kind == "official":
+            official.setdefault(f.metric, set()).add(f.matches)
+    rank = {m: i for i, m in enumerate(METRIC_ORDER)}
+    found.sort(key=lambda sf: (rank.get(sf[1].metric, len(rank)), sf[1].metric, sf[0].repo_kind != "official",
+                               sf[0].repo.lower(), sf[0].entry, sf[1].output))
+    rows = []
+    for s, f in found:
+        theirs = official.get(f.metric)
+        rows.append(Implementation(
+            metric=f.metric, repo=s.repo, repo_kind=s.repo_kind, entry=s.entry, url=s.url if isinstance(s.url, str) else "",
+            status=s.status, output=f.output, matches=f.matches, paper=f.paper, departs_from_paper=list(f.departures),
+            official_matches=sorted(theirs) if theirs else None,
+            same_as_official=(f.matches in theirs) if theirs else None))
+    return rows
+
+
 def sample_order(samples: list[TwinSample]) -> list[TwinSample]:
     """Run samples first, then by entry name (ASCII); forks with the same entry keep their order."""
     return sorted(samples, key=lambda s: (-s.verification_level, s.entry))
@@ -196,6 +223,7 @@ def paper_twin(paper: PaperRow, source: Source, links: Sequence[CodeLinkRow | Li
         status_vocabulary=STATUS_VOCABULARY,
         n_pointer_only_for_licence=sum(1 for s in twin_samples if not s.inline_ok),
         samples=twin_samples,
+        **({"implementations": rows} if (rows := implementations(twin_samples)) else {}),
     )
     return PaperTwin(
         about=about(urls), url=urls.paper(slug), title=paper.title, arxiv_id=paper.arxiv_id, date=paper.date,
@@ -230,6 +258,7 @@ def repo_twin(record: RepoRecord, samples: Iterable[Sample], papers: list[tuple[
         page_url=urls.repo(slug), json_url=urls.repo_json(slug),
         papers=[PaperRef(slug=s, title=t, url=urls.paper(s), repo_kind=kind) for s, t, kind in papers],
         samples=[sample_as(SampleRef, s, urls) for s in samples],
+        **{k: v for k, v in (("made_by", record.made_by), ("stale", record.stale)) if v},
     )
 
 

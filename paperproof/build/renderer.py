@@ -136,14 +136,16 @@ class Renderer:
                 if record is not None:
                     repo_pages[link.repo_url] = {
                         "url": self.urls.repo(repo_slug(record.host, record.repo)), "name": record.repo,
-                        "licence": record.licence, "note": record.note,
+                        "licence": record.licence, "note": record.note, "made_by": record.made_by,
+                        "stale": record.stale,
                     }
             year = twin.date[:4] if twin.date else None
             metrics = {f.metric for s in twin.verification.samples if isinstance(s.fidelity, list) for f in s.fidelity}
             data_map = self.urls.static("data-map.svg") if datamap.shows_data_map(metrics) else None
             arxiv = bool(twin.arxiv_id) or "arxiv.org/" in (twin.url_abs or "")
+            stale = sorted({r["stale"] for r in repo_pages.values() if r["stale"]})
             page = self.page("paper.html", twin.url, twin.verification.json_url, "paper",
-                             seo.paper_meta(twin, self.urls), twin=twin, repos=repo_pages, data_map=data_map,
+                             seo.paper_meta(twin, self.urls), twin=twin, repos=repo_pages, data_map=data_map, stale=stale,
                              arxiv=arxiv, abstract_html=render.markdown_html(twin.abstract),
                              bibtex=render.bibtex(job.slug, twin.title, twin.authors, year, twin.url_abs))
             self.write(twin.verification.json_url, twin.to_json())
@@ -192,7 +194,8 @@ class Renderer:
         maps = [self.write(map_url, drawn)] if map_url and drawn else []
         return [*maps, self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls),
                                  sample=sample, repo_url=repo.page_url, papers=papers, source_html=source_html,
-                                 vocabulary=STATUS_VOCABULARY, planted_map=map_url),
+                                 vocabulary=STATUS_VOCABULARY, planted_map=map_url,
+                                 shipped=getattr(repo, "source", None) == "shipped"),
                 self.write(json_url, sample.model_dump_json())]
 
     # --- list pages ---

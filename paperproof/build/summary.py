@@ -28,6 +28,7 @@ class BuildSummary:
     noop: bool = False  # the inputs were those of the published site: nothing was done
     check: bool = False
     partial: list[str] = field(default_factory=list)  # `--allow-partial`: the damage each partial file stops at
+    shipped: list[str] = field(default_factory=list)  # repositories shown from shipped records; stale or not
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage (for the terminal, never the site)
 
     @contextmanager
@@ -72,6 +73,7 @@ class BuildSummary:
             out.insert(0, f"PARTIAL (--allow-partial): {damage}; the site holds only the rows before the damage")
         for repo, path, reason in self.skipped_files[:10]:
             out.append(f"  skipped {repo}/{path}: {reason}")
+        out.extend(self.shipped)
         out.extend(self.notes)
         if self.seconds:
             out.append("time: " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in self.seconds.items()))

@@ -22,7 +22,7 @@ REACH_VOCABULARY: dict[str, str] = {
     "error": "The host did not answer usefully (timeouts, server errors); nothing is known yet",
 }
 
-SourceKind = Literal["checkout", "tarball", "harvest", "none"]
+SourceKind = Literal["checkout", "tarball", "harvest", "shipped", "none"]
 
 
 class Reach(BaseModel):
@@ -70,6 +70,10 @@ class RepoRecord(BaseModel):
     # Community repositories (curated list): what the repository is for, and the topic it belongs to.
     purpose: str | None = None
     topic: str | None = None
+    # Shipped records (`catalogue.shipped`, source `shipped`): what made them, and, when this build's verdict
+    # code differs from that, why they are stale.
+    made_by: str | None = None
+    stale: str | None = None
 
     @property
     def has_source(self) -> bool:
