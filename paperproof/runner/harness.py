@@ -30,7 +30,7 @@ import time
 
 from paperproof.runner import sandbox, seccomp, summary, wire
 
-SIGNAL_REASONS = {
+SIGNAL_REASONS: dict[int, str] = {
     signal.SIGSEGV: "segmentation fault",
     signal.SIGBUS: "bus error",
     signal.SIGABRT: "aborted",
@@ -201,13 +201,15 @@ class _Supervisor:
         os.set_blocking(read_end, False)
         calls = len(plan["calls"])
         cap = self.limits.value_bytes + (1 << 20)
-        buffer, accepted, attempts = bytearray(), [], []
+        buffer = bytearray()
+        accepted: list[bytes] = []  # the hand-backs taken, one per call made
+        attempts: list[str] = []  # what the filter blocked, as report lines
         ended: tuple[str, str] | None = None  # (run end kind, how) when it did not return
         malformed: str | None = None
         poller = select.poll()
         for fd in (read_end, self.wake_r, *((self.listener.fd,) if self.listener else ())):
             poller.register(fd, select.POLLIN)
-        alive = True
+        alive, reaped = True, False
         while alive:
             left = self.deadline - _now()
             if left <= 0:
@@ -249,9 +251,8 @@ class _Supervisor:
                 continue
             ended = self._how_it_ended(status)
             self.cpu_used += usage.ru_utime + usage.ru_stime
-            alive = False
-            pid = None
-        if pid is not None:  # reaped later: tearing down its address space need not hold up the next case
+            alive, reaped = False, True
+        if not reaped:  # reaped later: tearing down its address space need not hold up the next case
             _signal(pid, signal.SIGKILL)
             self.dying.append(pid)
         self.reap()
@@ -357,8 +358,8 @@ class _Supervisor:
             record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", str(first.body)))
         else:
             value, problem = self._summary(first.body)
-            if problem:
-                record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", problem))
+            if value is None:  # then `problem` says why
+                record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", str(problem)))
             else:
                 record.update(outcome="returned", value=value)
                 if calls > 1:
