@@ -237,13 +237,24 @@ def bundled_root() -> Path:
     return Path(str(resources.files("paperproof") / "snapshot"))
 
 
-def bundled_archive() -> Archive:
+def _bundled_parts() -> list[tuple[Path, Source, str]]:
+    """The bundled slice's dump folders, each with its rows' source and label: the archive's, the specimens'."""
     root = bundled_root()
-    parts = [
-        dump_part(root / "archive", archive_source(), label="bundled/archive"),
-        dump_part(root / "specimens", specimen_source(), label="bundled/specimens"),
-    ]
+    return [(root / "archive", archive_source(), "bundled/archive"),
+            (root / "specimens", specimen_source(), "bundled/specimens")]
+
+
+def bundled_archive() -> Archive:
+    parts = [dump_part(folder, source, label=label) for folder, source, label in _bundled_parts()]
     return Archive([p for p in parts if p is not None])
+
+
+def archive_folders(location: str | None) -> list[Path] | None:
+    """The local folders the archive at `location` (as `open_archive` takes it) is read from: the bundled
+    slice's when none is given, the directory itself, or None when it is not local files (a hub id)."""
+    if location is None:
+        return [folder for folder, _, _ in _bundled_parts()]
+    return [Path(location)] if Path(location).is_dir() else None
 
 
 def open_archive(location: str | None, allow_partial: bool = False) -> Archive:
