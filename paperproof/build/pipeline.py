@@ -17,9 +17,9 @@ from paperproof.build.guard import guard
 from paperproof.build.indexes import write_indexes
 from paperproof.build.links import LinkTable, read_link_table, repo_kind
 from paperproof.build.manifest import input_files
+from paperproof.build.open_site import open_site
 from paperproof.build.paper_pages import write_papers
 from paperproof.build.repo_pages import write_repositories
-from paperproof.build.site import open_site
 from paperproof.build.summary import BuildSummary
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
@@ -59,7 +59,7 @@ def build(config: BuildConfig) -> BuildSummary:
     guard(config.out, config.cache, config.check)  # before anything is written: never destroy what is not ours
     secrets = leaks.take()  # out of the environment before anything is started; looked for before publishing
     archive = open_archive(config.archive, config.allow_partial)
-    # The site first: it forks the render processes before anything is read (see build.site).
+    # The site first: it forks the render processes before anything is read (see build.open_site).
     with open_site(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
                    check=config.check, inputs=input_files(config.archive), secrets=secrets) as site:
         with summary.timed("links"):
