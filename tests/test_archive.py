@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from paperproof.catalogue.archive import LAST_SNAPSHOT, bundled_archive, open_archive
+from paperproof.catalogue.archive import LAST_SNAPSHOT, archive_folders, bundled_archive, bundled_root, open_archive
 from paperproof.catalogue.damage import ArchiveDamaged
 
 PAPER = {
@@ -133,3 +133,10 @@ def test_missing_directory_and_empty_directory_say_what_to_do(tmp_path):
         open_archive(str(tmp_path / "nope" / "x"))
     with pytest.raises(FileNotFoundError, match="expected papers-with-abstracts"):
         open_archive(str(tmp_path))
+
+
+def test_archive_folders_are_the_bundled_slices_without_a_location_the_directory_or_none_for_a_hub_id(tmp_path):
+    assert archive_folders(None) == [bundled_root() / "archive", bundled_root() / "specimens"]
+    assert [part.label for part in bundled_archive().parts] == ["bundled/archive", "bundled/specimens"]
+    assert archive_folders(str(tmp_path)) == [tmp_path]
+    assert archive_folders("pwc-archive") is None

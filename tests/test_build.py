@@ -153,8 +153,8 @@ def test_the_site_is_dated_by_its_inputs_or_source_date_epoch(monkeypatch):
 
 
 def test_repos_adds_checkouts_to_the_bundled_specimens_own_sources(tmp_path):
-    from paperproof.build.links import safe_key
     from paperproof.build.pipeline import repository_source
+    from paperproof.catalogue.repo_url import safe_key
 
     checkout = tmp_path / "repos" / "someone+extra"
     checkout.mkdir(parents=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paperproof.catalogue.repo_url import normalise_repo_url
+from paperproof.catalogue.repo_url import normalise_repo_url, safe_key
 
 SAME_REPOSITORY = [
     "https://github.com/Alice/Repo",
@@ -84,3 +84,11 @@ def test_links_without_a_repository_are_refused_by_name(url: str) -> None:
     with pytest.raises(ValueError) as refused:
         normalise_repo_url(url)
     assert repr(url) in str(refused.value)
+
+
+def test_safe_key_is_the_key_of_a_repository_link_and_none_for_a_link_to_none() -> None:
+    key = safe_key("https://github.com/Alice/Repo.git/tree/main/src")
+    assert key == normalise_repo_url("https://github.com/Alice/Repo.git/tree/main/src")
+    assert key is not None and (key.key, key.repo, key.ref, key.subpath) == ("github.com/alice/repo", "Alice/Repo", "main", "src")
+    assert safe_key("https://github.com/topics/deep-learning") is None
+    assert safe_key("") is None

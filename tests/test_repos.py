@@ -7,7 +7,7 @@ import tarfile
 from pathlib import Path
 
 from paperproof.catalogue.repo_url import normalise_repo_url
-from paperproof.catalogue.repos import LocalRepos
+from paperproof.catalogue.repos import LocalRepos, readme_text
 
 MIT = "MIT License\n\nPermission is hereby granted, free of charge, to any person ... without restriction ...\n"
 
@@ -66,3 +66,14 @@ def test_git_head_pins_the_commit(tmp_path):
     record = LocalRepos(tmp_path).record_for(normalise_repo_url("https://github.com/alice/one"))
     assert record.commit == "0123456789abcdef0123456789abcdef01234567"
     assert record.file_url("code.py") == "https://github.com/alice/one/blob/0123456789abcdef0123456789abcdef01234567/code.py"
+
+
+def test_readme_text_is_the_checkouts_readme_and_empty_without_source_or_readme(tmp_path):
+    make_checkout(tmp_path / "alice+one")
+    (tmp_path / "bob+bare").mkdir()
+    (tmp_path / "bob+bare" / "code.py").write_text("x = 1\n")
+    repos = LocalRepos(tmp_path)
+    assert readme_text(repos.record_for(normalise_repo_url("https://github.com/alice/one"))) == "# hello\n"
+    assert readme_text(repos.record_for(normalise_repo_url("https://github.com/bob/bare"))) == ""
+    absent = repos.record_for(normalise_repo_url("https://github.com/carol/absent"))
+    assert absent.snapshot is None and readme_text(absent) == ""

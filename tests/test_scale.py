@@ -11,13 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paperproof.build import search
-from paperproof.build.links import read_link_table, safe_key
+from paperproof.build.links import read_link_table
 from paperproof.build.pages import Paging, PaperList, PaperListing
 from paperproof.build.records import about
 from paperproof.build.render import markdown_html, plain_text, prose_html
 from paperproof.build.renderer import ListJob, Renderer
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import open_archive
+from paperproof.catalogue.repo_url import safe_key
 from tests.test_archive import LINK, PAPER, write_dump
 
 ALPHABET = "ab Z9é\u00a0\u2028\u3000\n\n\t\r.-():/$^{}=+!\"',%;?@&<>\\_~#*`[]|x"

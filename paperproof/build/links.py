@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from paperproof.catalogue.archive import Archive
-from paperproof.catalogue.repo_url import RepoKey, normalise_repo_url
+from paperproof.catalogue.repo_url import safe_key
 from paperproof.plumbing.progress import bar
 
 SCHEMA_VERSION = "1"
@@ -34,14 +34,6 @@ class Link(NamedTuple):
     mentioned_in_paper: bool | None
     mentioned_in_github: bool | None
     framework: str | None
-
-
-def safe_key(url: str) -> RepoKey | None:
-    """The repository a link's URL names, or None when it names none."""
-    try:
-        return normalise_repo_url(url)
-    except ValueError:
-        return None
 
 
 class LinkFacts(Protocol):

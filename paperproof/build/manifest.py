@@ -308,13 +308,10 @@ class Manifest:
 def input_files(location: str | None) -> dict[str, list[Path]] | None:
     """The files an archive is read from (`all`) and those of its code links (`links`); None when the archive
     is not local files (a Hugging Face id), so nothing can tell that it did not change."""
-    from paperproof.catalogue.archive import bundled_root
+    from paperproof.catalogue.archive import archive_folders
 
-    if location is None:
-        folders = [bundled_root() / "archive", bundled_root() / "specimens"]
-    elif Path(location).is_dir():
-        folders = [Path(location)]
-    else:
+    folders = archive_folders(location)
+    if folders is None:
         return None
     found: dict[str, list[Path]] = {"all": [], "links": []}
     for folder in folders:

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paperproof.build import collector, search, search_job
-from paperproof.build.links import safe_key
 from paperproof.build.manifest import Digest
 from paperproof.build.renderer import PaperJob, PaperRejected, PaperRendered
 from paperproof.build.site import SiteWriter, dump_json
 from paperproof.catalogue import community
 from paperproof.catalogue.archive import Archive, Reject
+from paperproof.catalogue.repo_url import safe_key
 from paperproof.plumbing.progress import bar
 
 if TYPE_CHECKING:

@@ -15,11 +15,11 @@ from pathlib import Path
 from paperproof.build import leaks, shipped
 from paperproof.build.guard import guard
 from paperproof.build.indexes import write_indexes
-from paperproof.build.links import LinkTable, read_link_table, repo_kind, safe_key
+from paperproof.build.links import LinkTable, read_link_table, repo_kind
 from paperproof.build.manifest import input_files
+from paperproof.build.open_site import open_site
 from paperproof.build.paper_pages import write_papers
 from paperproof.build.repo_pages import write_repositories
-from paperproof.build.site import open_site
 from paperproof.build.summary import BuildSummary
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
@@ -27,9 +27,9 @@ from paperproof.catalogue.community import KIND as COMMUNITY_KIND
 from paperproof.catalogue.community import Community, annotate, curated
 from paperproof.catalogue.extract import HOSTILE_TEXT, extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
-from paperproof.catalogue.repo_url import RepoKey
+from paperproof.catalogue.repo_url import RepoKey, safe_key
 from paperproof.catalogue.repo_work import RepoWork
-from paperproof.catalogue.repos import LocalRepos, RepoSource, read_readme, record_without_source
+from paperproof.catalogue.repos import LocalRepos, RepoSource, readme_text, record_without_source
 from paperproof.catalogue.select import DEFAULT_PER_REPO, paper_terms, select
 from paperproof.catalogue.shipped import ShippedResults
 from paperproof.catalogue.store import StoreRepos
@@ -61,7 +61,7 @@ def build(config: BuildConfig) -> BuildSummary:
     guard(config.out, config.cache, config.check)  # before anything is written: never destroy what is not ours
     secrets = leaks.take()  # out of the environment before anything is started; looked for before publishing
     archive = open_archive(config.archive, config.allow_partial)
-    # The site first: it forks the render processes before anything is read (see build.site).
+    # The site first: it forks the render processes before anything is read (see build.open_site).
     with open_site(config.out, SiteUrls(config.base_url), read_at(archive), cache=config.cache, jobs=config.jobs,
                    check=config.check, inputs=input_files(config.archive), secrets=secrets) as site:
         with summary.timed("links"):
@@ -194,7 +194,7 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
         root = Path(record.snapshot)
         try:
             report = extract_repo(root, record.repo)
-            readme = read_readme(root, record.readme)
+            readme = readme_text(record)
             selected = tuple(select(report.entries, terms.get(key, set()), readme, per_repo))
         except (*HOSTILE_TEXT, OSError) as exc:  # a repository is a record, never the end of the build
             reason = f"its code was not read: {type(exc).__name__}: {str(exc)[:200]}"

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from paperproof.build.links import Link, link_order, repo_kind, safe_key
+from paperproof.build.links import Link, link_order, repo_kind
 from paperproof.build.pages import (
     PAGE_SCHEMAS,
     About,
@@ -53,6 +53,7 @@ from paperproof.build.urls import SiteUrls, repo_slug
 from paperproof.catalogue import community
 from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, Source, task_slug
 from paperproof.catalogue.repo_record import RepoRecord
+from paperproof.catalogue.repo_url import safe_key
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 
 REPO_KIND_VOCABULARY: dict[str, str] = {

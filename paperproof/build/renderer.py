@@ -24,12 +24,13 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from paperproof.build import datamap, planted_map, records, render, search, seo
-from paperproof.build.links import Link, safe_key
+from paperproof.build.links import Link
 from paperproof.build.pages import Paging, PaperListing, RepoListing, RepoTwin
 from paperproof.build.records import TwinContext, about
 from paperproof.build.urls import SiteUrls, file_for, repo_slug
 from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, Source
 from paperproof.catalogue.repo_record import RepoRecord
+from paperproof.catalogue.repo_url import safe_key
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
 from paperproof.plumbing.files import write_file, write_new
 

@@ -7,7 +7,6 @@ filled (`PapersWritten`); it returns what the indexes need of the repositories (
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paperproof.build.manifest import Digest
@@ -15,7 +14,7 @@ from paperproof.build.records import repo_listing
 from paperproof.build.renderer import RepoJob
 from paperproof.build.site import SiteWriter, dump_json
 from paperproof.build.urls import repo_slug
-from paperproof.catalogue.repos import read_readme
+from paperproof.catalogue.repos import readme_text
 from paperproof.catalogue.sample import Sample
 from paperproof.plumbing.progress import bar
 
@@ -60,9 +59,7 @@ def write_repositories(site: SiteWriter, repos: dict[str, RepoWork], papers: Pap
         site.in_sitemap(urls.repo(slug))
         listing = repo_listing(record, len(shown), len(work.samples), urls)
         site.db.execute("INSERT OR REPLACE INTO repos VALUES (?, ?)", (slug, listing.model_dump_json()))
-        readme = None
-        if record.readme and record.snapshot:
-            readme = read_readme(Path(record.snapshot), record.readme) or None
+        readme = readme_text(record) or None
         unit = site.path(urls.repo(slug))
         value = Digest(site.version, site.repo_digest(key, work), dump_json(shown), dump_json(sorted(titles.items())),
                        readme).digest()

@@ -1,10 +1,11 @@
 """The site's lifecycle and its incremental bookkeeping: the staging tree, the manifest, recovery, publication.
 
 The site is written in four steps, each a function of what the one before returned (`build.pipeline`):
-`open_site` takes the site's lock and forks the render processes; `paper_pages.write_papers` writes the
-paper pages and returns what the rest need of them (`PapersWritten`); `repo_pages.write_repositories`
-writes the repository and sample pages (`RepositoriesWritten`); `indexes.write_indexes` writes the list
-pages, the feed, the sitemaps and, once Pagefind is done (`search_job`), the search page. Leaving
+`open_site` (`build.open_site`) takes the site's lock and forks the render processes;
+`paper_pages.write_papers` writes the paper pages and returns what the rest need of them (`PapersWritten`);
+`repo_pages.write_repositories` writes the repository and sample pages (`RepositoriesWritten`);
+`indexes.write_indexes` writes the list pages, the feed, the sitemaps and, once Pagefind is done
+(`search_job`), the search page. Leaving
 `open_site` publishes the staging tree, or leaves the published site as it was when a step failed.
 
 At archive scale (576,261 papers, 300,161 links) the writer:
@@ -38,19 +39,17 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from paperproof.build import collector, feeds, leaks, pages, publish, search, seo
-from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker, state_directory
+from paperproof.build import feeds, leaks, pages, publish, search, seo
+from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker
 from paperproof.build.records import about
-from paperproof.build.renderer import Renderer, RenderPool, default_jobs
+from paperproof.build.renderer import Renderer, RenderPool
 from paperproof.build.site_paths import SitePaths
 from paperproof.build.urls import SiteUrls, file_for
 from paperproof.catalogue import community
@@ -75,16 +74,6 @@ def record_schema(model: type[BaseModel], name: str, urls: SiteUrls) -> dict:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": urls.schema(name), **schema}
 
 
-_SCRATCH = """
-CREATE TABLE papers (unit TEXT PRIMARY KEY, slug TEXT NOT NULL, title TEXT NOT NULL, title_key TEXT NOT NULL,
-                     date TEXT, specimen INTEGER NOT NULL, ran INTEGER NOT NULL, bucket TEXT NOT NULL, doc TEXT,
-                     listing TEXT NOT NULL, feed TEXT, tasks TEXT NOT NULL);
-CREATE INDEX papers_by_slug ON papers (slug);
-CREATE TABLE repos (slug TEXT PRIMARY KEY, listing TEXT NOT NULL);
-CREATE TABLE pages (url TEXT PRIMARY KEY);
-CREATE TABLE seen (unit TEXT PRIMARY KEY);
-"""
-
 Kept = tuple[str, bytes, list[str]]  # a unit kept from the published site: (unit, digest, its files)
 
 
@@ -93,71 +82,6 @@ def settings(urls: SiteUrls, read_at: str, search_available: bool) -> dict[str, 
     return {"base": urls.base, "read_at": read_at, "search": search_available, "page_size": pages.PAGE_SIZE,
             "index_papers": pages.INDEX_PAPERS, "shard_size": search.SHARD_SIZE, "sitemap_max": seo.SITEMAP_MAX,
             "feed": feeds.FEED_ENTRIES}
-
-
-@contextmanager
-def open_site(out: Path, urls: SiteUrls, read_at: str, *, cache: Path | None = None, jobs: int | None = None,
-              check: bool = False, inputs: dict[str, list[Path]] | None = None,
-              secrets: leaks.Secrets | None = None) -> Iterator[SiteWriter]:
-    """Hold the site's lock, fork the render processes and open the manifest; on leaving, publish the staging
-    tree (unless `check`, or nothing was to do, or a file of it holds a secret: `leaks`), or, after an error,
-    leave the published site as it was.
-
-    `inputs`: the input files by table ("papers", "links", "all"); None when the archive is not files.
-    `secrets`: what to look for before publishing (by default, what `leaks.take` takes now)."""
-    secrets = secrets or leaks.take()
-    paths = SitePaths(out)
-    with ExitStack() as held:
-        lock = held.enter_context(publish.lock(paths))
-        temporary: Path | None = None
-        if cache is not None:
-            state = state_directory(cache, out)
-        elif check:
-            state = temporary = Path(tempfile.mkdtemp(prefix="paperproof-check-"))
-        else:
-            state = temporary = paths.state
-            shutil.rmtree(state, ignore_errors=True)
-        for earlier in ("search-docs", "search-pages", "search-shards"):  # search inputs of earlier versions
-            shutil.rmtree(state / earlier, ignore_errors=True)
-        pagefind = search.binary()
-        renderer = Renderer(urls, read_at, paths.staging, pagefind is not None)
-        held.enter_context(collector.long_lived())
-        # Fork the render processes first: before the archive is read, before any SQLite connection is
-        # open, and before the run stage could import torch.
-        pool = RenderPool(renderer, 1 if check else max(1, jobs or default_jobs()), lock=lock)
-        try:
-            if not check:
-                state.mkdir(parents=True, exist_ok=True)
-            manifest = Manifest(state / "manifest.sqlite", readonly=check)
-            scratch = state / "scratch.sqlite" if not check else Path(tempfile.mkdtemp()) / "scratch.sqlite"
-            for leftover in (scratch, scratch.with_name(scratch.name + "-journal")):
-                leftover.unlink(missing_ok=True)
-            db = sqlite3.connect(scratch)
-            db.execute("PRAGMA journal_mode=OFF")
-            db.execute("PRAGMA synchronous=OFF")
-            db.executescript(_SCRATCH)
-        except BaseException:
-            pool.close(wait=False)
-            raise
-        site = SiteWriter(paths=paths, urls=urls, read_at=read_at, check=check, inputs=inputs,
-                          state=state, temporary=temporary, pagefind=pagefind, renderer=renderer, pool=pool,
-                          manifest=manifest, db=db, scratch=scratch, secrets=secrets)
-        try:
-            try:
-                if not check:
-                    site.recover()
-                site.site_ok = site.is_published()
-                yield site
-            except BaseException:
-                pool.close(wait=False)
-                if temporary is not None and not check:
-                    publish.discard(paths.staging, paths)  # nothing to resume from without a cache
-                raise
-            pool.close(wait=True)
-            if not check and not site.noop:
-                site.finish()
-        finally:
-            site.close()
 
 
 class SiteWriter:
@@ -510,4 +434,4 @@ class SiteWriter:
         m.commit()
 
 
-__all__ = ["SiteWriter", "dump_json", "open_site", "record_schema"]
+__all__ = ["SiteWriter", "dump_json", "record_schema"]

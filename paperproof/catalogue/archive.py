@@ -24,14 +24,7 @@ from typing import Any, TypeVar
 import ijson
 from pydantic import BaseModel, ValidationError
 
-from paperproof.catalogue.archive_rows import (
-    CodeLinkRow,
-    DatasetRow,
-    EvaluationTask,
-    MethodRow,
-    PaperRow,
-    Source,
-)
+from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, Source
 from paperproof.catalogue.damage import ArchiveDamaged, Damage, locate, record_id
 from paperproof.catalogue.readahead import ReadAhead
 
@@ -40,13 +33,13 @@ ARCHIVE_NAME = "pwc-archive (Hugging Face), CC BY-SA 4.0"
 LAST_SNAPSHOT = "2025-07-28"  # the archive is frozen: Papers with Code shut down in July 2025
 HUB_ORG = "pwc-archive"
 
-# Table name -> (dump file stem, Hugging Face dataset name, row model).
-TABLES: dict[str, tuple[str, str, type[BaseModel]]] = {
-    "papers": ("papers-with-abstracts", "papers-with-abstracts", PaperRow),
-    "links": ("links-between-papers-and-code", "links-between-paper-and-code", CodeLinkRow),
-    "methods": ("methods", "methods", MethodRow),
-    "datasets": ("datasets", "datasets", DatasetRow),
-    "evaluation_tables": ("evaluation-tables", "evaluation-tables", EvaluationTask),
+# Table name -> (dump file stem, Hugging Face dataset name); `Archive.rows` is given each table's row model.
+TABLES: dict[str, tuple[str, str]] = {
+    "papers": ("papers-with-abstracts", "papers-with-abstracts"),
+    "links": ("links-between-papers-and-code", "links-between-paper-and-code"),
+    "methods": ("methods", "methods"),
+    "datasets": ("datasets", "datasets"),
+    "evaluation_tables": ("evaluation-tables", "evaluation-tables"),
 }
 
 Row = TypeVar("Row", bound=BaseModel)
@@ -88,8 +81,8 @@ class Archive:
     def damaged(self) -> bool:
         return bool(self.damages)
 
-    def rows(self, table: str) -> Iterator[tuple[Row, Source]]:
-        _, _, model = TABLES[table]
+    def rows(self, table: str, model: type[Row]) -> Iterator[tuple[Row, Source]]:
+        """The table's rows that validate as `model`, in order, with the source of each; the rest are rejects."""
         for part in self.parts:
             stream = part.opener(table)
             if stream is None:
@@ -118,10 +111,10 @@ class Archive:
                                        reason=f"partial: {damage.message()}"))
 
     def papers(self) -> Iterator[tuple[PaperRow, Source]]:
-        return self.rows("papers")
+        return self.rows("papers", PaperRow)
 
     def links(self) -> Iterator[tuple[CodeLinkRow, Source]]:
-        return self.rows("links")
+        return self.rows("links", CodeLinkRow)
 
     def _validate(self, model: type[Row], raw: Any, where: str, position: int) -> Row | None:
         if not isinstance(raw, dict):
@@ -173,7 +166,7 @@ def _find_dump(directory: Path, stem: str) -> Path | None:
 
 def dump_part(directory: Path, source: Source, label: str | None = None) -> ArchivePart | None:
     """A part reading `<stem>.json[.gz]` dump files in `directory`, or None when there are none."""
-    found = {table: _find_dump(directory, stem) for table, (stem, _, _) in TABLES.items()}
+    found = {table: _find_dump(directory, stem) for table, (stem, _) in TABLES.items()}
     if not any(found.values()):
         return None
 
@@ -212,7 +205,7 @@ def _plain(value: Any) -> Any:
 def parquet_part(directory: Path, source: Source) -> ArchivePart | None:
     """A part over `<dataset-name>/**/*.parquet` folders (a local copy of the hub datasets)."""
     found: dict[str, list[str]] = {}
-    for table, (stem, hub_name, _) in TABLES.items():
+    for table, (stem, hub_name) in TABLES.items():
         for name in dict.fromkeys((hub_name, stem)):
             files = sorted(str(p) for p in (directory / name).rglob("*.parquet")) if (directory / name).is_dir() else []
             if files:
@@ -244,13 +237,24 @@ def bundled_root() -> Path:
     return Path(str(resources.files("paperproof") / "snapshot"))
 
 
-def bundled_archive() -> Archive:
+def _bundled_parts() -> list[tuple[Path, Source, str]]:
+    """The bundled slice's dump folders, each with its rows' source and label: the archive's, the specimens'."""
     root = bundled_root()
-    parts = [
-        dump_part(root / "archive", archive_source(), label="bundled/archive"),
-        dump_part(root / "specimens", specimen_source(), label="bundled/specimens"),
-    ]
+    return [(root / "archive", archive_source(), "bundled/archive"),
+            (root / "specimens", specimen_source(), "bundled/specimens")]
+
+
+def bundled_archive() -> Archive:
+    parts = [dump_part(folder, source, label=label) for folder, source, label in _bundled_parts()]
     return Archive([p for p in parts if p is not None])
+
+
+def archive_folders(location: str | None) -> list[Path] | None:
+    """The local folders the archive at `location` (as `open_archive` takes it) is read from: the bundled
+    slice's when none is given, the directory itself, or None when it is not local files (a hub id)."""
+    if location is None:
+        return [folder for folder, _, _ in _bundled_parts()]
+    return [Path(location)] if Path(location).is_dir() else None
 
 
 def open_archive(location: str | None, allow_partial: bool = False) -> Archive:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paperproof.catalogue import checkout
-from paperproof.catalogue.entry import Entry, Param, ParamKind
+from paperproof.catalogue.entry import Entry, EntryKind, Param, ParamKind
 from paperproof.catalogue.evidence import gather
 
 MAX_FILE_BYTES = 512 * 1024
@@ -169,14 +169,14 @@ def extract_module(text: str, *, repo: str, path: str, tree: ast.Module | None =
     return entries
 
 
-def _segment(node: ast.AST, lines: list[str]) -> tuple[int, int, str]:
+def _segment(node: ast.stmt, lines: list[str]) -> tuple[int, int, str]:
     decorators = getattr(node, "decorator_list", [])
     start = min([node.lineno, *(d.lineno for d in decorators)])
     end = node.end_lineno or node.lineno
     return start, end, "".join(lines[start - 1:end])
 
 
-def _entry(node: ast.FunctionDef | ast.ClassDef, kind: str, lines: list[str], tree: ast.Module,
+def _entry(node: ast.FunctionDef | ast.ClassDef, kind: EntryKind, lines: list[str], tree: ast.Module,
            bindings: dict[str, list[int]], *, repo: str, path: str, module: str) -> Entry:
     start, end, source = _segment(node, lines)
     names, imports, closure = _closure(node, tree, lines, bindings)
@@ -268,8 +268,7 @@ def without_defaults(closure: str, params: list[Param]) -> str:
     need not run for a call that never uses it.
     """
     lines = [line.encode("utf-8") for line in closure.split("\n")]
-    for param in sorted((p for p in params if p.default_span), key=lambda p: p.default_span, reverse=True):
-        line, col, end_line, end_col = param.default_span
+    for line, col, end_line, end_col in sorted((p.default_span for p in params if p.default_span), reverse=True):
         head, tail = lines[line - 1][:col], lines[end_line - 1][end_col:]
         lines[line - 1] = head + b"None" + tail
         for index in range(line, end_line):
@@ -321,7 +320,7 @@ def _free_names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def _closure(node: ast.stmt, tree: ast.Module, lines: list[str],
+def _closure(node: ast.FunctionDef | ast.ClassDef, tree: ast.Module, lines: list[str],
              bindings: dict[str, list[int]]) -> tuple[list[str], list[str], str]:
     own = tree.body.index(node)
     wanted: set[int] = set()

@@ -38,7 +38,7 @@ from paperproof.catalogue.github import (
     TooLarge,
 )
 from paperproof.catalogue.repo_record import Reach, ReachStatus, RepoRecord
-from paperproof.catalogue.repo_url import RepoKey, normalise_repo_url
+from paperproof.catalogue.repo_url import RepoKey, safe_key
 from paperproof.catalogue.repos import find_readme
 from paperproof.catalogue.store import HarvestState, Store
 from paperproof.catalogue.tarsafe import Limits, Refused
@@ -140,9 +140,8 @@ def repository_keys(archive: Archive, community: Community, summary: HarvestSumm
 
     keys: dict[str, RepoKey] = {}
     for link, _ in bar(archive.links(), "links", unit="link"):
-        try:
-            key = normalise_repo_url(link.repo_url)
-        except ValueError:
+        key = safe_key(link.repo_url)
+        if key is None:
             summary.invalid_urls += 1
             continue
         keys.setdefault(key.key, key)

@@ -100,6 +100,14 @@ def _github_key(url: str, owner: str, name: str, rest: list[str]) -> RepoKey:
     return RepoKey(GITHUB, owner, name, subpath, ref)
 
 
+def safe_key(url: str) -> RepoKey | None:
+    """The repository a link's URL names, or None when it names none (`normalise_repo_url` says why)."""
+    try:
+        return normalise_repo_url(url)
+    except ValueError:
+        return None
+
+
 def normalise_repo_url(url: str) -> RepoKey:
     """Parse a code-link URL into a `RepoKey`; raises ValueError naming the URL when it has no repository."""
     host, segments = _split(url)

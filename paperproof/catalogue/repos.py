@@ -41,6 +41,14 @@ def read_readme(root: Path, name: str | None) -> str:
         return ""
 
 
+def readme_text(record: RepoRecord) -> str:
+    """The README of a record's checkout, as every stage reads it (selection, `verify`, the repository's page):
+    "" when the record has no source or no README, or the README may not be read."""
+    if record.snapshot is None:
+        return ""
+    return read_readme(Path(record.snapshot), record.readme)
+
+
 def git_head(root: Path) -> str | None:
     """The commit a checkout is at (`checkout.head_commit`), None when `.git` does not say or is refused."""
     return checkout.head_commit(root).commit

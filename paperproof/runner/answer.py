@@ -10,13 +10,13 @@ for) makes the report untrusted as a whole: a fault of ours is never published a
 from __future__ import annotations
 
 import json
-from typing import Protocol
+from typing import Protocol, TypedDict, cast
 
 from pydantic import ValidationError
 
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureSet
-from paperproof.catalogue.run_result import CaseOutcome, ExceptionInfo, Isolation, RunResult
+from paperproof.catalogue.run_result import CaseOutcome, ExceptionInfo, Isolation, RunEnd, RunResult
 from paperproof.runner.sandbox import Limits
 
 RUNNER_VERSION = "4"
@@ -95,9 +95,22 @@ class _Report:
         return pending[-1] if pending else None
 
 
+class _Frame(TypedDict):
+    """The fields of a RunResult that come from the request and the answer's frame, however the run ended."""
+
+    code_sha256: str
+    fixture_digest: str
+    runner_version: str
+    device: str
+    exit_code: int | None
+    signal: int | None
+    stdout_tail: str
+    stderr_tail: str
+
+
 def parse_answer(answer: dict, request: Asked) -> RunResult:
     """Turn a zygote's answer into a RunResult; anything malformed is a protocol error, not a crash."""
-    base = {
+    base: _Frame = {
         "code_sha256": request.entry.code_sha256,
         "fixture_digest": request.fixtures.digest(),
         "runner_version": RUNNER_VERSION,
@@ -122,7 +135,7 @@ def parse_answer(answer: dict, request: Asked) -> RunResult:
                      blocked=report.blocked if end != "protocol_error" else [])
 
 
-def _how_it_ended(answer: dict, report: _Report, wanted: list[str]) -> tuple[str, str | None]:
+def _how_it_ended(answer: dict, report: _Report, wanted: list[str]) -> tuple[RunEnd, str | None]:
     limits = Limits(**(answer.get("limits") or {}))
     during = f" during case {report.current}" if report.current else ""
     memory = answer.get("memory") or {}
@@ -148,7 +161,8 @@ def _how_it_ended(answer: dict, report: _Report, wanted: list[str]) -> tuple[str
         others = len(ends) - 1
         more = f" and {others} other case{'s' if others > 1 else ''}" if others else ""
         killed = "; the process tree was killed" if end == "timeout" else ""
-        return end, f"{how} during case {first}{more}{killed}"
+        # a case's end as the harness wrote it (a RunEnd); RunResult validates it
+        return cast(RunEnd, end), f"{how} during case {first}{more}{killed}"
     code = answer.get("exit_code")
     if report.current is not None or not all(cid in report.cases for cid in wanted):
         if answer.get("signal"):

@@ -26,6 +26,11 @@ import struct
 import sys
 import types
 
+TYPE_CHECKING = False  # true to a type checker only: annotations import nothing here (see the docstring)
+if TYPE_CHECKING:
+    from collections.abc import Generator
+    from typing import Any
+
 MAGIC = b"PPV1"  # the header of `runner.wire`
 MAX_ITEMS = 64  # container elements sent individually
 MAX_KEYS = 256
@@ -153,10 +158,11 @@ def _packer(cap: int):
     np_bool = numpy.bool_ if numpy is not None else ()
     np_integer = numpy.integer if numpy is not None else ()
     np_floating = numpy.floating if numpy is not None else ()
-    asarray = numpy.asarray if numpy is not None else None
-    contiguous = numpy.ascontiguousarray if numpy is not None else None
-    tobytes = numpy.ndarray.tobytes if numpy is not None else None
-    np_dtype = numpy.dtype if numpy is not None else None
+    # None where numpy is not loaded; an array to send is only ever made where it is
+    asarray: Any = numpy.asarray if numpy is not None else None
+    contiguous: Any = numpy.ascontiguousarray if numpy is not None else None
+    tobytes: Any = numpy.ndarray.tobytes if numpy is not None else None
+    np_dtype: Any = numpy.dtype if numpy is not None else None
     tensor = torch.Tensor if torch is not None else ()
     frame_type = pandas.DataFrame if pandas is not None else ()
     series_type = pandas.Series if pandas is not None else ()
@@ -166,10 +172,10 @@ def _packer(cap: int):
     answer = None
     while True:
         value = yield answer
-        out: list = []
+        out: list[bytes] = []
         size = 0
+        stack: list[tuple[Any, int, bytes | None]] = [(value, 0, None)]  # (value, depth, or raw bytes to send)
         try:
-            stack = [(value, 0, None)]
             while stack:
                 v, depth, raw = stack.pop()
                 if raw is not None:
@@ -187,7 +193,7 @@ def _packer(cap: int):
                     claimed = _len(v) * 8
                 if claimed is not None and claimed > cap:
                     raise _value_error(f"the returned {_type(v).__name__} is {mib(claimed)}, over the {mib(cap)} cap on returned values")
-                array = container = None
+                array, container = None, ""  # container: a key of CONTAINERS wherever array is set
                 if v is None:
                     out.append(b"N")
                 elif _isinstance(v, _bool) or _isinstance(v, np_bool):
@@ -206,12 +212,12 @@ def _packer(cap: int):
                 elif _isinstance(v, ndarray):
                     array, container = v, "ndarray"
                 elif _isinstance(v, np_integer):
-                    name = text_encode(_str(v.dtype), "utf-8")
+                    label = text_encode(_str(v.dtype), "utf-8")
                     digits = text_encode(int_repr(_int(v)), "ascii")
-                    out.append(b"G" + pack("<I", _len(name)) + name + b"I" + pack("<I", _len(digits)) + digits)
+                    out.append(b"G" + pack("<I", _len(label)) + label + b"I" + pack("<I", _len(digits)) + digits)
                 elif _isinstance(v, np_floating):
-                    name = text_encode(_str(v.dtype), "utf-8")
-                    out.append(b"G" + pack("<I", _len(name)) + name + b"F" + float_hex(_float(v)))
+                    label = text_encode(_str(v.dtype), "utf-8")
+                    out.append(b"G" + pack("<I", _len(label)) + label + b"F" + float_hex(_float(v)))
                 elif _isinstance(v, tensor):
                     t = v.detach().cpu()
                     if _str(t.dtype) in ("torch.bfloat16",):
@@ -300,7 +306,7 @@ def _packer(cap: int):
                 reason = "cannot describe the value"
             data = text_encode(reason[:max_text], "utf-8", "surrogatepass")
             answer = (b"U", b"S" + pack("<I", _len(data)) + data)
-        out = stack = value = None  # noqa: F841 - let the value go before the next one
+        del out, stack, value  # let the value go before the next one
 
 
 # --- describing an exception ------------------------------------------------------------------
@@ -360,7 +366,7 @@ def _describer(entry_file: str, entry_name: str):
 # --- the case process -------------------------------------------------------------------------
 
 
-def _sender(fd: int):
+def _sender(fd: int) -> Generator[None, tuple[bytes, bytes], None]:
     """Send it (kind, body): it writes one hand-back on `fd`, then stops this process until the
     harness resumes it (for a repeated call) or kills it. A process the sample forked, returning
     through these frames, never writes: it exits."""
@@ -373,7 +379,7 @@ def _sender(fd: int):
         data = view(pack(magic, kind, _len(body)) + body)
         while data:
             data = data[write(fd, data):]
-        data = None
+        del data
         kill(pid, stop)
 
 

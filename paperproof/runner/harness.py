@@ -14,13 +14,13 @@ listener. It decides every case's outcome itself:
 - `unserialisable`: its value could not be sent, or what came back is not one hand-back.
 Case ids, repeats and counts are the harness's own. What the sandbox refused is recorded here
 too: the system calls the filter hands over, connections the network namespace refused (its
-counters), and the exceptions the sandbox caused that reached the call's boundary.
+counters), and the exceptions the sandbox caused that reached the call's boundary, in the words
+of `runner.refusals`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import errno
 import json
 import os
 import select
@@ -29,8 +29,9 @@ import sys
 import time
 
 from paperproof.runner import sandbox, seccomp, summary, wire
+from paperproof.runner.refusals import attempt_line, blocked_by, call_line, mib, net_counters, opened_path, read_only
 
-SIGNAL_REASONS = {
+SIGNAL_REASONS: dict[int, str] = {
     signal.SIGSEGV: "segmentation fault",
     signal.SIGBUS: "bus error",
     signal.SIGABRT: "aborted",
@@ -40,104 +41,6 @@ SIGNAL_REASONS = {
     signal.SIGKILL: "killed, not by the runner's timeout (by the sample itself or the kernel's out-of-memory killer)",
     signal.SIGTERM: "terminated, not by the runner",
 }
-NETWORK_ERRNOS = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ECONNREFUSED, errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT}
-FS_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
-# counters of the run's own network namespace that move when a connection is refused or has no route
-AT_FDCWD = 0xFFFFFF9C  # -100 as the kernel passes it, low 32 bits
-NET_COUNTERS = {("Ip", "OutNoRoutes"), ("Tcp", "AttemptFails"), ("Udp", "NoPorts"), ("Ip6", "OutNoRoutes"), ("Udp6", "NoPorts")}
-SOCKET_FAMILIES = {16: "netlink", 17: "packet", 4: "IPX", 5: "AppleTalk", 9: "X.25", 29: "CAN", 31: "Bluetooth",
-                   38: "kernel crypto", 40: "vsock", 44: "XDP"}
-CALL_KINDS = {
-    **dict.fromkeys(("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp"), "to inspect another process"),
-    **dict.fromkeys(("mount", "umount2", "pivot_root", "chroot", "mount_setattr", "move_mount", "open_tree", "fsopen",
-                     "fsconfig", "fsmount", "fspick"), "to change the mounts"),
-    **dict.fromkeys(("unshare", "setns", "clone"), "to make or enter namespaces"),
-    **dict.fromkeys(("io_uring_setup", "io_uring_enter", "io_uring_register"), "to use io_uring"),
-    **dict.fromkeys(("keyctl", "add_key", "request_key"), "to use the kernel keyrings"),
-}
-
-
-def _mib(size: float) -> str:
-    return f"{size / 1024**2:g} MiB"
-
-
-# --- classifying what the sandbox refused -----------------------------------------------------
-
-
-def blocked_by(info: dict, limits: sandbox.Limits) -> str | None:
-    """Name the sandbox layer an exception (as `child._describer` described it) hit, if it did."""
-    number, filename, message = info.get("errno"), info.get("filename"), str(info.get("message", ""))
-    if info.get("gaierror"):
-        return "network: name resolution is not available in the sandbox"
-    if info.get("memory_error") or (info.get("runtime_error") and "can't allocate memory" in message):
-        return f"memory: allocation refused at the address-space limit ({_mib(limits.address_space)} above the runner's own)"
-    if info.get("runtime_error") and "can't start new thread" in message:
-        return f"processes: no thread could be started (limit of {limits.processes} processes and threads)"
-    if not info.get("os_error") or number is None:
-        return None
-    if number in NETWORK_ERRNOS and filename is None:
-        return f"network: {os.strerror(number)}"
-    if number == errno.EAGAIN and filename is None:
-        return f"processes: no process could be started (limit of {limits.processes} processes and threads)"
-    if number in (errno.EMFILE, errno.ENFILE):
-        return f"open files: limit of {limits.open_files} reached"
-    if number == errno.EFBIG:
-        return f"files: the file-size cap of {_mib(limits.file_size)} was reached"
-    if number == errno.ENOSPC:
-        return f"disk: the sandbox's {_mib(limits.scratch_bytes)} of private space is full"
-    if info.get("not_found"):
-        return f"file not available in the sandbox: {filename}"
-    if number == errno.EROFS:
-        return f"filesystem: {filename or 'the target'} is read-only in the sandbox"
-    if number in FS_ERRNOS and filename:
-        return f"filesystem: access to {filename} is denied in the sandbox"
-    if number in FS_ERRNOS:
-        return f"privileges: operation not permitted in the sandbox ({os.strerror(number)})"
-    return None
-
-
-def attempt_line(blocked: str) -> str:
-    """The plain line a page shows for a refusal named by `blocked_by`."""
-    kind, _, detail = blocked.partition(": ")
-    if kind == "network":
-        return "tried to open a network connection (blocked)"
-    if kind == "filesystem" and detail.endswith(" is read-only in the sandbox"):
-        return f"tried to write {detail.removesuffix(' is read-only in the sandbox')}, which is read-only (blocked)"
-    if kind == "filesystem":
-        return f"tried to read {detail.removeprefix('access to ').removesuffix(' is denied in the sandbox')} (blocked)"
-    if kind == "privileges":
-        return "tried an operation that needs privileges (blocked)"
-    if kind.startswith("file not available"):
-        return f"tried to open {blocked.partition(': ')[2]}, which the sandbox does not hold (blocked)"
-    return f"reached a limit of the sandbox: {blocked} (blocked)"
-
-
-def call_line(name: str, args: tuple[int, ...]) -> str:
-    if name == "socket":
-        family = SOCKET_FAMILIES.get(args[0], f"family {args[0]}")
-        return f"tried to open a {family} socket (blocked)"
-    return f"tried {CALL_KINDS.get(name, 'a system call the sandbox denies')} ({name}, blocked)"
-
-
-def _net_counters() -> dict[tuple[str, str], int]:
-    counts: dict[tuple[str, str], int] = {}
-    try:
-        with open("/proc/self/net/snmp") as handle:
-            lines = handle.read().splitlines()
-        for names, values in zip(lines[::2], lines[1::2]):
-            group = names.split(":")[0]
-            for name, value in zip(names.split()[1:], values.split()[1:]):
-                if (group, name) in NET_COUNTERS:
-                    counts[(group, name)] = int(value)
-        with open("/proc/self/net/snmp6") as handle:
-            for line in handle:
-                key, _, value = line.partition(" ")
-                for group in ("Ip6", "Udp6"):
-                    if key.startswith(group) and (group, key[len(group):]) in NET_COUNTERS:
-                        counts[(group, key[len(group):])] = int(value)
-    except (OSError, ValueError):
-        pass
-    return counts
 
 
 # --- one case ---------------------------------------------------------------------------------
@@ -189,7 +92,7 @@ class _Supervisor:
         """Fork, supervise and judge one case: the record the report carries (without its id)."""
         self.reap(keep=1)
         read_end, write_end = os.pipe()
-        before = _net_counters()
+        before = net_counters()
         present = _listing()
         pid = os.fork()
         if pid == 0:
@@ -202,13 +105,15 @@ class _Supervisor:
         os.set_blocking(read_end, False)
         calls = len(plan["calls"])
         cap = self.limits.value_bytes + (1 << 20)
-        buffer, accepted, attempts = bytearray(), [], []
+        buffer = bytearray()
+        accepted: list[bytes] = []  # the hand-backs taken, one per call made
+        attempts: list[str] = []  # what the filter blocked, as report lines
         ended: tuple[str, str] | None = None  # (run end kind, how) when it did not return
         malformed: str | None = None
         poller = select.poll()
         for fd in (read_end, self.wake_r, *((self.listener.fd,) if self.listener else ())):
             poller.register(fd, select.POLLIN)
-        alive = True
+        alive, reaped = True, False
         while alive:
             left = self.deadline - _now()
             if left <= 0:
@@ -250,9 +155,8 @@ class _Supervisor:
                 continue
             ended = self._how_it_ended(status)
             self.cpu_used += usage.ru_utime + usage.ru_stime
-            alive = False
-            pid = None
-        if pid is not None:  # reaped later: tearing down its address space need not hold up the next case
+            alive, reaped = False, True
+        if not reaped:  # reaped later: tearing down its address space need not hold up the next case
             _signal(pid, signal.SIGKILL)
             self.dying.append(pid)
         self.reap()
@@ -262,7 +166,7 @@ class _Supervisor:
         while self.listener is not None and select.select([self.listener.fd], [], [], 0)[0]:
             if not self._on_call(attempts):  # calls still queued: their callers are dead
                 break
-        after = _net_counters()
+        after = net_counters()
         if any(after.get(k, 0) > before.get(k, 0) for k in after):
             attempts.append("tried to open a network connection (blocked)")
         if malformed is None and accepted and len(buffer) != sum(len(m) for m in accepted):
@@ -280,7 +184,7 @@ class _Supervisor:
         if number == signal.SIGXFSZ:
             full = [name for fd, name in ((1, "stdout"), (2, "stderr")) if os.fstat(fd).st_size >= self.limits.file_size]
             return "output_limit", (f"{' and '.join(full or ['a file it wrote'])} reached the file-size cap of "
-                                    f"{_mib(self.limits.file_size)} (SIGXFSZ)")
+                                    f"{mib(self.limits.file_size)} (SIGXFSZ)")
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
         return "killed", f"ended by {name}: {SIGNAL_REASONS.get(number, 'a signal')}"
 
@@ -330,8 +234,8 @@ class _Supervisor:
             return False
         ident, pid, name, args = got
         if name in seccomp.OPENS:
-            path = _opened_path(pid, name, args)  # read while its caller waits for the answer
-            if path is not None and _read_only(path):
+            path = opened_path(pid, name, args)  # read while its caller waits for the answer
+            if path is not None and read_only(path):
                 attempts.append(f"tried to write {path}, which is read-only (blocked)")
         else:
             attempts.append(call_line(name, args))
@@ -360,8 +264,8 @@ class _Supervisor:
             record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", str(first.body)))
         else:
             value, problem = self._summary(first.body)
-            if problem:
-                record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", problem))
+            if value is None:  # then `problem` says why
+                record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", str(problem)))
             else:
                 record.update(outcome="returned", value=value)
                 if calls > 1:
@@ -415,34 +319,6 @@ def _drain(fd: int) -> bytes:
         chunks.append(chunk)
     return b"".join(chunks)
 
-
-def _opened_path(pid: int, name: str, args: tuple[int, ...]) -> str | None:
-    """The absolute path an open names, read from the calling process's memory (it is blocked in
-    the call) and joined to its working directory or the directory descriptor it gave."""
-    address = args[1] if name == "openat" else args[0]
-    try:
-        with open(f"/proc/{pid}/mem", "rb", buffering=0) as memory:
-            memory.seek(address)
-            raw = memory.read(4096).split(b"\0", 1)[0]
-        path = os.fsdecode(raw)
-        if not os.path.isabs(path):
-            dirfd = args[0] & 0xFFFFFFFF
-            base = f"/proc/{pid}/cwd" if name != "openat" or dirfd == AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
-            path = os.path.join(os.readlink(base), path)
-        return os.path.normpath(path)
-    except (OSError, ValueError, OverflowError):
-        return None
-
-
-def _read_only(path: str) -> bool:
-    """Whether `path` (or the nearest directory above it that exists) lies on a read-only mount."""
-    probe = path
-    while probe and not os.path.exists(probe):
-        probe = os.path.dirname(probe)
-    try:
-        return bool(os.statvfs(probe or "/").f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
 
 
 OURS = frozenset({"paperproof-run", "stdout", "stderr"})  # the scratch folder a run is given, and the harness's files

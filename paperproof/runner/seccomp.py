@@ -100,8 +100,11 @@ class Filter:
         self._rule(refuse, "socket", (0, SCMP_CMP_GE, MAX_FAMILY + 1, 0))
         if self.notify:  # opens for writing: the harness looks at where, then lets the kernel decide
             for call, index in OPENS.items():
-                for flag in (WRITE_FLAGS if index is not None else (None,)):
-                    self._rule(SCMP_ACT_NOTIFY, call, *(((index, SCMP_CMP_MASKED_EQ, flag, flag),) if flag else ()))
+                if index is None:  # a call that always writes
+                    self._rule(SCMP_ACT_NOTIFY, call)
+                    continue
+                for write_flag in WRITE_FLAGS:
+                    self._rule(SCMP_ACT_NOTIFY, call, (index, SCMP_CMP_MASKED_EQ, write_flag, write_flag))
 
     def _rule(self, action: int, call: str, *conditions: tuple[int, int, int, int]) -> None:
         lib, ctx = self._lib, self._ctx

@@ -105,10 +105,10 @@ def encode(node: object) -> dict:
                 "truncated": node.length > MAX_ITEMS,
                 "digest": _digest(["dict"] + sorted(f"{k}={v['digest']}" for k, v in sub.items()))}
     if isinstance(node, wire.Frame):
-        sub = {k: encode(v) for k, v in node.values} if node.values is not None else None
-        return {"type": "DataFrame", "shape": list(node.shape), "keys": list(node.columns), "values": sub,
+        columns = {k: encode(v) for k, v in node.values} if node.values is not None else None
+        return {"type": "DataFrame", "shape": list(node.shape), "keys": list(node.columns), "values": columns,
                 "digest": _digest(["DataFrame", str(tuple(node.shape))] + list(node.columns)
-                                  + [v["digest"] for v in (sub or {}).values()])}
+                                  + [v["digest"] for v in (columns or {}).values()])}
     if isinstance(node, wire.Object):
         return {"type": "object", "dtype": node.name, "repr": node.repr[:MAX_TEXT], "digest": _digest(["object", node.name])}
     raise wire.Malformed(f"not a value node: {type(node).__name__}")

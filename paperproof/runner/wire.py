@@ -265,8 +265,8 @@ def _read_node(r: _Reader, tag: bytes):
         count = r.u("I")
         if count > min(cols, 64) or (not has_values and count):
             raise Malformed(f"{count} columns sent of {cols}")
-        frame = Frame((rows, cols), names, [] if has_values else None)
-        return frame, ((frame.values.append if has_values else None), count, "pairs")
+        values: list[tuple[str, object]] | None = [] if has_values else None
+        return Frame((rows, cols), names, values), ((values.append if values is not None else None), count, "pairs")
     if tag == b"G":
         dtype = r.text(64)
         inner_tag = bytes(r.take(1))

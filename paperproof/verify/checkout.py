@@ -9,7 +9,7 @@ from paperproof.catalogue import licence
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_work import RepoWork
-from paperproof.catalogue.repos import find_readme, git_head, read_readme
+from paperproof.catalogue.repos import find_readme, git_head, readme_text
 from paperproof.catalogue.sample import Sample
 from paperproof.catalogue.select import DEFAULT_PER_REPO, select
 from paperproof.verify.stage import RunSettings, run_and_judge
@@ -60,7 +60,7 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
                               f"entries are PATH::NAME, e.g. {known[0] if known else 'pkg/module.py::function'} "
                               f"({len(known)} found)")
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
-    readme = read_readme(root, record.readme)
+    readme = readme_text(record)
     chosen = select(found, set(), readme, None if (everything or entries) else per_repo)
     judged = run_and_judge({"local": RepoWork(record, tuple(chosen))}, RunSettings(workers=workers, limits=limits,
                                                                                  environments=environments,
