@@ -320,7 +320,6 @@ def _drain(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-
 OURS = frozenset({"paperproof-run", "stdout", "stderr"})  # the scratch folder a run is given, and the harness's files
 MAX_WROTE = 20
 
