@@ -1,8 +1,9 @@
 """The planted data map of a sample: confidence against variability on the planted training run, coloured by
 the kind of hardness planted, with the samples the sample's score ranks hardest ringed.
 
-The coordinates come from the reference core on the run (trained here, single-threaded, seeded); the rings
-from the record's `flagged` indices. Numbers are written at fixed precision, so the SVG is byte-identical
+The coordinates come from the reference core on the run (trained in the build's process, single-threaded,
+seeded, and sent to the render processes in the job: they never train); the rings from the record's
+`flagged` indices. Numbers are written at fixed precision, so the SVG is byte-identical
 from build to build.
 """
 
@@ -23,9 +24,21 @@ KIND_COLOURS = {"uniform": "#d55e00", "asymmetric": "#e69f00", "adjacent": "#cc7
                 "far_ood": "#56b4e9", "atypical": "#009e73"}
 UNPLANTED = "#bbbbbb"
 
+Points = tuple[tuple[float, float, str], ...]  # (variability, confidence, planted kind or "") per sample
+
+
+def run_of(record: PlantedHardness) -> tuple[int, int] | None:
+    """The planted run a record's map is drawn on, (samples, percent made hard): its largest fraction's;
+    None when it has no scored output."""
+    if not record.scores or not record.scores[0].figures:
+        return None
+    last = record.fractions[-1]
+    n = next(f.samples for f in record.scores[0].figures if f.fraction == last)
+    return n, int(round(last * 100))
+
 
 @lru_cache(maxsize=4)
-def _map(n: int, percent: int) -> tuple[tuple[float, float, str], ...]:
+def points(n: int, percent: int) -> Points:
     """(variability, confidence, kind) of every sample of the planted run of `n` samples."""
     import torch
 
@@ -47,14 +60,9 @@ def _map(n: int, percent: int) -> tuple[tuple[float, float, str], ...]:
     return tuple((float(v), float(c), kind_of.get(i, "")) for i, (c, v) in enumerate(zip(conf, var)))
 
 
-def svg(record: PlantedHardness, entry: str) -> str | None:
-    """The map for one sample's planted record, or None when it has no scored output."""
-    if not record.scores or not record.scores[0].figures:
-        return None
-    last = record.fractions[-1]
-    n = next(f.samples for f in record.scores[0].figures if f.fraction == last)
-    percent = int(round(last * 100))
-    points = _map(n, percent)
+def svg(record: PlantedHardness, entry: str, points: Points) -> str:
+    """The map for one sample's planted record, drawn on `points` (those of `run_of(record)`)."""
+    n, last = len(points), record.fractions[-1]
     span = max(max(p[0] for p in points), 1e-9)
     flagged = set(record.flagged)
     plot_w, plot_h = WIDTH - 2 * MARGIN, HEIGHT - 2 * MARGIN

@@ -7,8 +7,12 @@ listings on it. So a page is rendered again exactly when its job's digest change
 gives the same bytes in any process, in any order. Each page's record comes from `build.records`.
 
 The render processes are forked from the build before it reads the archive (and before anything could
-initialise torch), so they hold only what they are sent. `RenderPool` sends chunks of jobs, keeps a few
-chunks in flight per process, and hands back the results in the order the chunks were sent.
+initialise torch), so they hold only what they are sent. They never train or run torch: a process forked
+from one that has used GNU OpenMP dies at its first parallel region (a second build in one process forks
+after the first one's run stage), so what needs torch is computed in the build's process and sent in the
+job. `RenderPool` sends chunks of jobs, keeps a few chunks in flight per process, and hands back the results
+in the order the chunks were sent; a render process that dies fails the build (`BrokenProcessPool`) rather
+than leaving it waiting for an answer that cannot come.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -76,6 +81,7 @@ class RepoJob(NamedTuple):
     papers: list[tuple[str, str, str]]
     titles: dict[str, str]
     readme: str | None
+    maps: dict[tuple[int, int], planted_map.Points]  # the planted runs' data maps the samples draw on
 
 
 class ListJob(NamedTuple):
@@ -180,17 +186,19 @@ class Renderer:
                            purpose=record.purpose, topic=record.topic),
                  self.write(twin.json_url, twin.model_dump_json())]
         for sample in samples:
-            files.extend(self.sample(sample, twin, job.titles))
+            files.extend(self.sample(sample, twin, job.titles, job.maps))
         return files
 
-    def sample(self, sample: Sample, repo: RepoTwin, titles: dict[str, str]) -> list[str]:
+    def sample(self, sample: Sample, repo: RepoTwin, titles: dict[str, str],
+               maps: dict[tuple[int, int], planted_map.Points]) -> list[str]:
         urls = self.urls
         url, json_url = urls.sample(sample.sample_id), urls.sample_json(sample.sample_id)
         shown = sample.source if sample.inline_ok else None
         source_html = render.code_html(shown, sample.lineno) if shown else None
         papers = [{"url": urls.paper(s), "title": titles.get(s, s)} for s in sample.papers]
         description = f"{sample.entry} in {sample.repo}: {sample.status}. {sample.reason}"
-        drawn = planted_map.svg(sample.planted, sample.entry) if sample.planted else None
+        run = planted_map.run_of(sample.planted) if sample.planted else None
+        drawn = planted_map.svg(sample.planted, sample.entry, maps[run]) if sample.planted and run else None
         map_url = url + planted_map.FILE if drawn else None
         maps = [self.write(map_url, drawn)] if map_url and drawn else []
         return [*maps, self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls),
@@ -275,24 +283,26 @@ class RenderPool:
         _RENDERER = renderer
         self.jobs = jobs
         self.depth = max(1, depth * jobs)
-        self.pool = None
+        self.pool: ProcessPoolExecutor | None = None
         if jobs > 1:
             closing = (lock,) if lock is not None else ()
-            self.pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_close, initargs=closing)
-        self.pending: deque[tuple[Any, Any, Callable[[Any, list], None]]] = deque()
+            self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
+                                            initializer=_close, initargs=closing)
+            self.pool.submit(_close).result()  # a fork context starts every process at the first task: now
+        self.pending: deque[tuple[Future, Any, Callable[[Any, list], None]]] = deque()
         self.fresh = False  # sent with each chunk (see `Renderer.fresh`)
 
     def submit(self, kind: str, chunk: list[Any], context: Any, on_result: Callable[[Any, list], None]) -> None:
         if self.pool is None:
             on_result(context, WORK[kind](chunk, self.fresh))
             return
-        self.pending.append((self.pool.apply_async(WORK[kind], (chunk, self.fresh)), context, on_result))
+        self.pending.append((self.pool.submit(WORK[kind], chunk, self.fresh), context, on_result))
         while len(self.pending) > self.depth:
             self._finish_one()
 
     def _finish_one(self) -> None:
         future, context, on_result = self.pending.popleft()
-        on_result(context, future.get())
+        on_result(context, future.result())
 
     def drain(self) -> None:
         while self.pending:
@@ -300,11 +310,10 @@ class RenderPool:
 
     def close(self, *, wait: bool = True) -> None:
         if self.pool is not None:
-            if wait:
-                self.pool.close()
-            else:
-                self.pool.terminate()
-            self.pool.join()
+            if not wait:
+                for process in list(getattr(self.pool, "_processes", {}).values()):
+                    process.kill()  # a failed build does not wait for chunks still being rendered
+            self.pool.shutdown(wait=True, cancel_futures=not wait)
             self.pool = None
 
 

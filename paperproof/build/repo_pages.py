@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from paperproof.build import planted_map
 from paperproof.build.manifest import Digest
 from paperproof.build.records import repo_listing
 from paperproof.build.renderer import RepoJob
@@ -71,7 +72,9 @@ def write_repositories(site: SiteWriter, repos: dict[str, RepoWork], papers: Pap
         files = [site.path(urls.repo(slug)), site.path(urls.repo_json(slug))]
         for sample in work.samples:
             files += [site.path(urls.sample(sample.sample_id)), site.path(urls.sample_json(sample.sample_id))]
-        chunk.append((unit, value, files, RepoJob(record, work.samples, shown, titles, readme)))
+        runs = {run for sample in work.samples if sample.planted and (run := planted_map.run_of(sample.planted))}
+        maps = {run: planted_map.points(*run) for run in sorted(runs)}  # trained here: render processes never train
+        chunk.append((unit, value, files, RepoJob(record, work.samples, shown, titles, readme, maps)))
         if len(chunk) >= REPO_CHUNK:
             site.send_units("repositories", chunk)
             chunk = []
