@@ -91,6 +91,26 @@ class Batch_Margin:
         return self.margin
 
 
+class Margin_Area:
+    """Area under the margin: the assigned logit's lead over the largest other logit, averaged over
+    every time a sample is seen in training."""
+
+    def __init__(self, total_samples):
+        self.total = np.zeros(total_samples)
+        self.seen = np.zeros(total_samples)
+
+    def update(self, y_pred, y_batch, sample_ids):
+        logits = y_pred.detach().clone()
+        assigned = logits.gather(1, y_batch.view(-1, 1)).squeeze(1)
+        logits.scatter_(1, y_batch.view(-1, 1), float("-inf"))
+        idx = sample_ids.numpy()
+        self.total[idx] += (assigned - logits.max(1).values).numpy()
+        self.seen[idx] += 1
+
+    def finalize(self):
+        return self.total / self.seen
+
+
 def zoom_in(img, factor):
     return imaugs.scale(img, factor=factor)
 
@@ -218,10 +238,30 @@ def test_a_trainer_callback_subclassing_a_missing_framework_still_runs(runs):
     assert confidence.type == "Tensor" and confidence.shape == [48] and 0 < confidence.min <= confidence.max < 1
 
 
-def test_a_module_with_an_uninstallable_import_runs_what_does_not_need_it_and_says_so(repo):
-    samples = {s.qualname: s for s in verify_path(repo, everything=True, workers=1)}
+@pytest.fixture(scope="module")
+def verified(repo):
+    return {s.qualname: s for s in verify_path(repo, everything=True, workers=1)}
+
+
+def test_a_per_batch_hook_is_judged_on_the_logits_of_the_training_passes_it_saw(verified):
+    """The run is trained again outside the sandbox; a per-batch accumulator of margins is the paper's AUM on the
+    logits of the training forward passes, not on the logits of the evaluation after each epoch."""
+    margin = verified["Margin_Area"]
+    assert margin.status == "ran", margin.reason
+    assert [(f.metric, f.matches, f.paper, f.dynamics) for f in margin.fidelity] == [
+        ("aum", "mean_logit_margin", True, "training")]
+    assert margin.fidelity[0].cases_matched == margin.fidelity[0].cases == 4
+
+
+def test_a_module_with_an_uninstallable_import_runs_what_does_not_need_it_and_says_so(verified):
+    samples = verified
     assert samples["get_indices"].status.startswith("ran")
-    assert samples["Forgetting_Score"].status == "ran"
+    # It ran, and on the run trained again outside the sandbox it is recognised: forgetting events with
+    # never-learned samples at 0, where the paper ranks them as the most forgettable.
+    forgetting = samples["Forgetting_Score"]
+    assert forgetting.status == "ran_violates"
+    assert [(f.metric, f.matches, f.dynamics, f.cases_matched) for f in forgetting.fidelity] == [
+        ("forgetfulness", "never0_count", "evaluated", 4)]
     assert samples["zoom_in"].status == "unverified"
     assert "needs module paperproof_absent_augment" in samples["zoom_in"].reason
     assert any("stand-in modules: paperproof_absent_augment" in n for n in samples["get_indices"].notes)

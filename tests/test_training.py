@@ -73,3 +73,39 @@ def test_images_train_a_small_cnn_and_the_loop_calls_its_listener_in_order():
 def test_unknown_batch_roles_are_refused():
     with pytest.raises(ValueError, match="unknown batch roles"):
         training.start(RunSpec(batch=("x", "weights")))
+
+
+def test_hooks_cannot_steer_the_run_so_it_can_be_trained_again_outside_the_sandbox():
+    """A hook that draws random numbers, switches the model to evaluation or walks the training loader
+    leaves the run's trajectory as it was: both series of logits are those of a run without hooks."""
+    import torch
+
+    spec = training.RunSpec(batch=("x", "clean", "y", "index"))
+    plain = training.train(spec)
+
+    def meddle(event, run, info):
+        torch.rand(7)
+        run.net.eval()
+        for _ in run.train_loader:
+            break
+
+    meddled = training.train(spec, meddle)
+    assert np.array_equal(plain.dynamics()[0], meddled.dynamics()[0])
+    assert np.array_equal(plain.training_dynamics()[0], meddled.training_dynamics()[0])
+
+
+def test_training_logits_are_the_batches_forward_passes_in_sample_order():
+    spec = training.RunSpec(seed=5, n=40, classes=4, epochs=3, batch=("index", "x", "y"))
+    seen = {}
+
+    def record(event, run, info):
+        if event == "batch_end":
+            for i, row in zip(info["indices"].tolist(), info["logits"].numpy()):
+                seen[run.epoch, i] = row
+
+    trained, labels = training.train(spec, record).training_dynamics()
+    assert trained.shape == (3, 40, 4) and len(seen) == 3 * 40
+    for (epoch, i), row in seen.items():
+        np.testing.assert_allclose(trained[epoch, i], row, rtol=0, atol=1e-6)
+    evaluated, _ = training.train(spec).dynamics()
+    assert not np.allclose(trained, evaluated)  # training passes (dropout, weights mid-epoch) are not the evaluation

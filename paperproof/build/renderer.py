@@ -200,8 +200,8 @@ class Renderer:
         run = planted_map.run_of(sample.planted) if sample.planted else None
         drawn = planted_map.svg(sample.planted, sample.entry, maps[run]) if sample.planted and run else None
         map_url = url + planted_map.FILE if drawn else None
-        maps = [self.write(map_url, drawn)] if map_url and drawn else []
-        return [*maps, self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls),
+        figure = [self.write(map_url, drawn)] if map_url and drawn else []
+        return [*figure, self.page("sample.html", url, json_url, "sample", seo.page_meta(url, description, urls),
                                  sample=sample, repo_url=repo.page_url, papers=papers, source_html=source_html,
                                  vocabulary=STATUS_VOCABULARY, planted_map=map_url,
                                  shipped=getattr(repo, "source", None) == "shipped"),

@@ -119,6 +119,9 @@ class Fidelity(BaseModel):
     cases: int
     departures: list[str] = Field(default_factory=list)
     worked: Departure | None = None
+    # For an entry driven by a training run: the logits it was computed on, those of each epoch's evaluation of
+    # the whole set, or those of the epoch's training forward passes. None: the arrays a case gave it.
+    dynamics: Literal["evaluated", "training"] | None = None
 
 
 class SampleLink(BaseModel):

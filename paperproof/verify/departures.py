@@ -20,8 +20,8 @@ from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Departure, Fidelity
-from paperproof.fixtures.values import case_dynamics, softmax
-from paperproof.verify.fidelity import channels, paper_reference
+from paperproof.fixtures.values import softmax
+from paperproof.verify.fidelity import case_logits, channels, paper_reference
 
 # (metric, variant) -> the formula, for sample i with gold label y, p_e its probabilities at epoch e.
 FORMULAS: dict[tuple[str, str], str] = {
@@ -173,9 +173,10 @@ def _number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def _worked(metric: str, variant: str, case: FixtureCase, i: int, paper: float, code: float) -> tuple[int, str, str]:
+def _worked(finding: Fidelity, case: FixtureCase, i: int, paper: float, code: float) -> tuple[int, str, str]:
     """The gold class, the inputs and the sentence of one worked case."""
-    logits, labels = case_dynamics(case.model_dump())
+    metric, variant = finding.metric, finding.matches
+    logits, labels = case_logits(case, finding.dynamics)
     probs = softmax(logits)[:, i, :]
     gold = int(labels[i])
     hits = probs.argmax(axis=-1) == gold
@@ -216,7 +217,7 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
         paper_name = finding.metric
         for case in cases:
             channel = next((ch for ch in channels(outputs[case.case_id], case.dims["N"]) if ch.name == finding.output), None)
-            found = paper_reference(case, finding.metric)
+            found = paper_reference(case, finding.metric, finding.dynamics)
             if channel is None or found is None:
                 continue
             paper_name, reference = found
@@ -230,7 +231,7 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
             out.append(finding)
             continue
         _, case, i, paper, code = best
-        gold, inputs, sentence = _worked(finding.metric, finding.matches, case, i, float(paper[i]), float(code[i]))
+        gold, inputs, sentence = _worked(finding, case, i, float(paper[i]), float(code[i]))
         finite = np.isfinite(paper) & np.isfinite(code)
         same = bool(np.array_equal(_ranks(paper[finite]), _ranks(code[finite])))
         moves = np.abs(_ranks(paper[finite]) - _ranks(code[finite]))

@@ -24,7 +24,7 @@ from paperproof.catalogue.sample import Fidelity
 from paperproof.fixtures import training
 from paperproof.fixtures.planted_cases import planted_fixtures
 from paperproof.verify import planted
-from paperproof.verify.fidelity import channels
+from paperproof.verify.fidelity import channels, rerun
 from paperproof.verify.recognise import Recognition
 
 # Whether a high value of each reference metric means a hard sample (H-CAT's and the papers' reading).
@@ -84,11 +84,6 @@ def masks(case: FixtureCase) -> dict[str, np.ndarray]:
     return out
 
 
-@lru_cache(maxsize=4)
-def _driven(spec: training.RunSpec) -> tuple[np.ndarray, np.ndarray]:
-    return training.train(spec).dynamics()
-
-
 @lru_cache(maxsize=32)
 def _reference(case_json: str, metric: str) -> tuple[str, np.ndarray] | None:
     """The reference core's paper variant of `metric` on the case's run, trained here, single-threaded."""
@@ -99,13 +94,11 @@ def _reference(case_json: str, metric: str) -> tuple[str, np.ndarray] | None:
     from paperproof.verify.metrics.onepass import training_dynamics_onepass
 
     case = json.loads(case_json)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        logits, labels = (tuple(a.copy() for a in _driven(training.RunSpec.from_case(case))) if case.get("protocol")
-                          else case_dynamics(case))
-    finally:
-        torch.set_num_threads(threads)
+    if case.get("protocol"):
+        evaluated, _, observed = rerun(training.RunSpec.from_case(case))
+        logits, labels = evaluated.copy(), observed.copy()
+    else:
+        logits, labels = case_dynamics(case)
     variant = next((v for v in VARIANTS.get(metric, ()) if v.paper), None)
     if variant is None:
         return None

@@ -17,8 +17,7 @@ import numpy as np
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Fidelity
-from paperproof.fixtures.synth import DYNAMICS_KINDS
-from paperproof.verify.fidelity import _all_args, _case_key, _logits_dtype, _reference, channels
+from paperproof.verify.fidelity import channels, comparable, references
 
 RANK_THRESHOLD = 0.95  # |ρ| at or above this on every typical case: ranks as the metric does
 
@@ -66,7 +65,7 @@ def recognise(fixtures: FixtureSet, result: RunResult | None, findings: list[Fid
     """The closest metric to any per-sample output, exact matches first; None when nothing is close."""
     if result is None or not fixtures.cases:
         return None
-    if not {a.spec.kind for c in fixtures.cases for a in _all_args(c)} & DYNAMICS_KINDS:
+    if not comparable(fixtures):
         return None
     outcomes = {c.case_id: c.value for c in result.cases if c.outcome == "returned" and c.value is not None}
     typical = [c for c in fixtures.cases if c.kind == "typical" and c.case_id in outcomes]
@@ -74,10 +73,10 @@ def recognise(fixtures: FixtureSet, result: RunResult | None, findings: list[Fid
         return None
     rhos: dict[tuple[str, str, str], list[float]] = {}
     for case in typical:
-        reference = _reference(_case_key(case), _logits_dtype(case))
+        reference = references(case)
         for channel in channels(outcomes[case.case_id], case.dims["N"]):
             values = np.asarray(channel.values, dtype=np.float64)
-            for (metric, variant), ref in reference.items():
+            for (metric, variant, _), ref in reference.items():
                 if ref.shape != values.shape:
                     continue
                 rho = spearman(values, ref.astype(np.float64))
