@@ -187,7 +187,7 @@ def test_killed_harvest_resumes_without_losing_or_fetching_anything_twice(server
     second_hits = server.requests()
 
     assert Store(store).read_state().status == "complete" and not (store / "journal.txt").exists()
-    assert len(list((store / "records").rglob("*.json"))) == 13, "every repository is recorded"
+    assert len(list((store / "records").rglob("*.json"))) == 14, "every repository is recorded"
     for key in settled_first:
         asked = asked_about(second_hits, key.split("/", 1)[1])
         assert not asked, f"{key} was settled before the kill and asked again: {asked}"

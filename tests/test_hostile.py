@@ -298,7 +298,7 @@ def test_blocked_attempts_are_on_the_sample_page_and_its_twin(hostile: dict, tmp
     assert by_path["benign.py"]["blocked"] == [] and by_path["write_tmp.py"]["blocked"] == []
     sample = Sample.model_validate(forger)
     urls = SiteUrls()
-    files = Renderer(urls, "2025-07-28T00:00:00+00:00", tmp_path, False).sample(sample, SimpleNamespace(page_url="/repo/x/"), {})
+    files = Renderer(urls, "2025-07-28T00:00:00+00:00", tmp_path, False).sample(sample, SimpleNamespace(page_url="/repo/x/"), {}, {})
     page = (tmp_path / files[0]).read_text()
     twin = json.loads((tmp_path / files[1]).read_text())
     assert "<li>tried to open a network connection (blocked)</li>" in page
