@@ -6,6 +6,9 @@ prints per repository the entries selected, the status of each with its reason, 
 ran (every `ran*` status) and the share that was informative (`ran`, `ran_violates`,
 `ran_draft_wrong`), and the time each repository took; then the totals, and the median and maximum
 time per repository. Statuses of the protocols (`--all` adds every entry, not only the selected).
+The same shares are printed for the hardness entries alone (chosen for hardness evidence in their code or
+for a recognised metric in what they returned), the measure issue 23 sets its targets on; the rest of a
+selection are entries kept to fill its limit.
 
     .venv/bin/python bench/bench_real.py /tmp/checkouts [--workers 2] [--all]
 """
@@ -24,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from paperproof.verify.checkout import verify_path  # noqa: E402
 
 INFORMATIVE = frozenset({"ran", "ran_violates", "ran_draft_wrong"})
+HARDNESS = frozenset({"hardness_evidence", "behaviour"})  # a sample's link_basis when chosen for what its code does
 
 
 def share(part: int, whole: int) -> str:
@@ -45,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no checkouts in {args.checkouts}", file=sys.stderr)
         return 2
     totals: Counter[str] = Counter()
+    hardness: Counter[str] = Counter()
     seconds: list[float] = []
     for repo in repos:
         start = time.perf_counter()
@@ -54,19 +59,22 @@ def main(argv: list[str] | None = None) -> int:
         seconds.append(took)
         statuses = Counter(s.status for s in samples)
         totals.update(statuses)
+        hardness.update(s.status for s in samples if s.link_basis in HARDNESS)
         ran = sum(n for s, n in statuses.items() if s.startswith("ran"))
         informative = sum(n for s, n in statuses.items() if s in INFORMATIVE)
         print(f"== {repo.name}: {len(samples)} selected, ran {share(ran, len(samples))}, "
               f"informative {share(informative, len(samples))}, {took:.1f} s")
         if not args.quiet:
             for s in samples:
-                print(f"  {s.status:<16} {s.path}::{s.qualname}\n  {'':<16} {s.reason[:200]}")
-    count = sum(totals.values())
-    ran = sum(n for s, n in totals.items() if s.startswith("ran"))
-    informative = sum(n for s, n in totals.items() if s in INFORMATIVE)
-    print(f"\ntotal: {count} entries in {len(repos)} repositories; ran {share(ran, count)}, "
-          f"informative {share(informative, count)}")
-    print("statuses: " + ", ".join(f"{s} {n}" for s, n in sorted(totals.items())))
+                mark = "*" if s.link_basis in HARDNESS else " "
+                print(f" {mark}{s.status:<16} {s.path}::{s.qualname}\n  {'':<16} {s.reason[:200]}")
+    for title, counted in (("total", totals), ("hardness entries (*)", hardness)):
+        count = sum(counted.values())
+        ran = sum(n for s, n in counted.items() if s.startswith("ran"))
+        informative = sum(n for s, n in counted.items() if s in INFORMATIVE)
+        print(f"\n{title}: {count} entries in {len(repos)} repositories; ran {share(ran, count)}, "
+              f"informative {share(informative, count)}")
+        print("statuses: " + ", ".join(f"{s} {n}" for s, n in sorted(counted.items())))
     print(f"verify time per repository: median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s "
           f"(workers {args.workers})")
     return 0
