@@ -109,3 +109,27 @@ def test_a_string_compared_without_a_refusal_keeps_our_odd_values():
     code = 'def str2bool(v: str) -> bool:\n    if v.lower() in ("yes", "true"):\n        return True\n    return v\n'
     fixtures = synthesize(entry(code))
     assert value(fixtures, "v", 2) == "maybe" and fixtures.choices == []
+
+
+def test_values_read_per_sample_beside_the_dynamics_are_keyed_by_the_same_ids():
+    code = ("import numpy as np\n"
+            "def summarise(training_dynamics, tags, source_row):\n"
+            "    out = []\n"
+            "    for uid, rec in training_dynamics.items():\n"
+            "        mean = float(np.mean(rec['logits']))\n"
+            "        out.append((uid, mean, tags[uid]['negation'], tags[uid]['overlap'], source_row[uid]))\n"
+            "    return out\n")
+    fixtures = synthesize(entry(code))
+    assert fixtures.missing == []
+    dynamics, tags, rows = (value(fixtures, name) for name in ("training_dynamics", "tags", "source_row"))
+    assert list(tags) == list(dynamics) == list(rows)
+    assert all(set(v) == {"negation", "overlap"} and set(v.values()) <= {0, 1} for v in tags.values())
+    assert list(rows.values()) == list(range(len(dynamics)))
+    assert any("`tags` is given as a dict keyed by the ids of `training_dynamics`" in c for c in fixtures.choices)
+
+
+def test_a_parameter_read_by_another_key_still_has_no_rule():
+    code = ("def pick(training_dynamics, lookup):\n"
+            "    return [lookup['fixed'] for guid in training_dynamics]\n")
+    fixtures = synthesize(entry(code))
+    assert [m.param for m in fixtures.missing] == ["lookup"]

@@ -40,3 +40,28 @@ def test_a_folder_alone_gets_the_cartography_logs_and_arrays_and_tables_their_co
     rows = list(csv.DictReader((tmp_path / "scores.csv").open()))
     assert [int(r["guid"]) for r in rows] == list(range(16)) and [int(r["label"]) for r in rows] == labels.tolist()
     assert all(0.0 < float(r["gold_prob"]) < 1.0 for r in rows)
+
+
+def test_fields_read_by_position_are_flags_and_a_predicted_label_is_the_argmax(tmp_path):
+    import ast
+
+    from paperproof.catalogue.entry import Param
+    from paperproof.fixtures.protocol import read_formats
+
+    code = ("def read_logs(log_dir):\n"
+            "    out = {}\n"
+            "    with open(os.path.join(log_dir, 'epoch_{}.jsonl'.format(0))) as f:\n"
+            "        for line in f:\n"
+            "            r = json.loads(line)\n"
+            "            out[r['guid']] = (r['flags'][0], r['flags'][2], r['predicted_label'], r['gold'])\n"
+            "    return out\n")
+    node = ast.parse(code).body[0]
+    files = read_formats(node, [Param(name="log_dir")])
+    assert files and all(f["lists"] == {"flags": 3} for f in files)
+    logits, labels = dynamics(RunSpec(seed=4, n=12, epochs=2))
+    spec = {**files[0], "parts": ["epoch_0.jsonl"]}
+    write(str(tmp_path), [spec], logits, labels)
+    records = [json.loads(line) for line in (tmp_path / "epoch_0.jsonl").read_text().splitlines()]
+    assert [r["flags"] for r in records[:2]] == [[0, 1, 0], [1, 0, 1]]
+    assert [r["predicted_label"] for r in records] == logits[-1].argmax(-1).tolist()
+    assert [r["gold"] for r in records] == labels.tolist()
