@@ -203,8 +203,20 @@ class SampleRef(PageModel):
     json_url: str
 
 
+class EvaluationRef(PageModel):
+    """An evaluator of the repository (`verify.evaluators`): which AUROC or AUPRC it computes, for which class."""
+
+    entry: str
+    url: str
+    measure: str
+    reading: str
+    paper: bool
+    departure: str | None
+
+
 class RepoTwin(PageModel):
-    """The JSON twin of a repository page: the record as published (no local paths), its papers and samples."""
+    """The JSON twin of a repository page: the record as published (no local paths), its papers and samples,
+    and what its evaluation code computes."""
 
     url: str
     repo: str
@@ -221,6 +233,7 @@ class RepoTwin(PageModel):
     json_url: str
     papers: list[PaperRef]
     samples: list[SampleRef]
+    evaluations: list[EvaluationRef] = Field(default_factory=list)
     made_by: str | MISSING = MISSING  # shipped records: what made them
     stale: str | MISSING = MISSING  # shipped records made by other verdict code than this build's: why stale
 

@@ -23,6 +23,7 @@ from paperproof.build.pages import (
     AttributionPage,
     CodeLink,
     CodeRef,
+    EvaluationRef,
     Implementation,
     IndexPage,
     KindCount,
@@ -55,6 +56,7 @@ from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, Source, tas
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import safe_key
 from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
+from paperproof.verify.evaluators import MEASURES as EVALUATION_MEASURES
 
 REPO_KIND_VOCABULARY: dict[str, str] = {
     "official": "The archive marks this repository official for the paper",
@@ -252,13 +254,17 @@ def repo_twin(record: RepoRecord, samples: Iterable[Sample], papers: list[tuple[
               urls: SiteUrls) -> RepoTwin:
     """A repository's record as published (no local paths), with its papers [(slug, title, kind)] and samples."""
     slug = repo_slug(record.host, record.repo)
+    listed = list(samples)
     return RepoTwin(
         url=record.url, repo=record.repo, host=record.host, source=record.source, reach=record.reach,
         licence=record.licence, licence_file=record.licence_file, commit=record.commit,
         readme=record.readme, note=record.note, specimen=record.specimen,
         page_url=urls.repo(slug), json_url=urls.repo_json(slug),
         papers=[PaperRef(slug=s, title=t, url=urls.paper(s), repo_kind=kind) for s, t, kind in papers],
-        samples=[sample_as(SampleRef, s, urls) for s in samples],
+        samples=[sample_as(SampleRef, s, urls) for s in listed],
+        evaluations=[EvaluationRef(entry=s.entry, url=urls.sample(s.sample_id), measure=f.metric, reading=f.matches,
+                                   paper=f.paper, departure="; ".join(f.departures) or None)
+                     for s in listed for f in s.fidelity if f.metric in EVALUATION_MEASURES],
         **{k: v for k, v in (("made_by", record.made_by), ("stale", record.stale)) if v},
     )
 

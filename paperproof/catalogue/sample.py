@@ -88,8 +88,8 @@ class Departure(BaseModel):
     paper_formula: str
     code_formula: str
     case_id: str
-    sample: int
-    gold: int
+    sample: int | None = None  # the sample of the worked case; None where the output is one number (an evaluator)
+    gold: int | None = None
     inputs: str
     paper_value: float
     code_value: float

@@ -20,7 +20,7 @@ from paperproof.plumbing.progress import bar
 from paperproof.runner import environment
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
-from paperproof.verify import contracts, departures, fidelity, made_up, planted_scores, verdict
+from paperproof.verify import contracts, departures, evaluators, fidelity, made_up, planted_scores, verdict
 from paperproof.verify.recognise import recognise
 from paperproof.verify.samples import link_behaviours, make_sample
 
@@ -87,7 +87,8 @@ class _Job:
     tried: list[str] = field(default_factory=list)
 
     def judge(self, fixtures: FixtureSet, result: RunResult | None) -> tuple[list[Fidelity], verdict.Verdict]:
-        findings = departures.explain(self.chosen.entry, fixtures, result, fidelity.assess(fixtures, result))
+        findings = departures.explain(self.chosen.entry, fixtures, result, fidelity.assess(fixtures, result)) \
+            + evaluators.assess(self.chosen.entry, fixtures, result)
         return findings, verdict.judge(fixtures, result, self.contract, findings, self.chosen.entry.kind)
 
 
