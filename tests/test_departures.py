@@ -41,7 +41,8 @@ def test_every_departure_of_a_specimen_has_lines_formulas_and_a_worked_case(samp
     for record in departing:
         w = worked(record)
         assert w["located"] and record["lineno"] <= w["lines"][0] <= w["lines"][1] <= record["end_lineno"]
-        assert w["paper_formula"] != w["code_formula"] and w["worked"].startswith(f"sample {w['sample']} of case")
+        head = f"sample {w['sample']} of case" if w["sample"] is not None else f"case {w['case_id']}, "  # an evaluator's
+        assert w["paper_formula"] != w["code_formula"] and w["worked"].startswith(head)
         assert w["effect"]
         if w["helper"]:  # the line in the entry calls the helper; the helper's line carries the expression
             assert w["helper"] in source_line(record, w["lines"][0])
