@@ -163,3 +163,25 @@ def test_a_folder_named_by_a_string_default_is_written_under_that_name():
     code = code.replace('"training_dynamics"', 'f"{mode}_dynamics"')
     protocol = synthesize(entry(code)).cases[0].protocol
     assert {tuple(f["parts"]) for f in protocol["files"]} == {("training_dynamics",), ("training_dynamics", "dynamics_epoch_{}.jsonl")}
+
+
+def test_a_flag_saying_labels_are_one_hot_is_set_to_say_they_are_class_indices():
+    code = textwrap.dedent('''
+    class GoldProbs(Base):
+        def __init__(self, dataloader=None, sparse_labels: bool = False, smooth=0.0):
+            self.dataloader = dataloader
+            self.sparse = sparse_labels
+
+        def on_epoch_end(self, net, device="cpu"):
+            pass
+
+        def compute_scores(self):
+            return None
+    ''')
+    (entry,) = [e for e in extract_module(code, repo="o/r", path="m.py") if e.qualname == "GoldProbs"]
+    fixtures = synthesize(entry)
+    given = {a.name: a.spec for a in fixtures.cases[0].args}
+    assert given["sparse_labels"].params == {"value": True}
+    assert given["dataloader"].kind == "run"  # a None default of a run object is given it
+    assert "smooth" not in given  # other literal defaults are kept
+    assert any("`sparse_labels` is given True" in c for c in fixtures.choices)
