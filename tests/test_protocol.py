@@ -185,3 +185,24 @@ def test_a_flag_saying_labels_are_one_hot_is_set_to_say_they_are_class_indices()
     assert given["dataloader"].kind == "run"  # a None default of a run object is given it
     assert "smooth" not in given  # other literal defaults are kept
     assert any("`sparse_labels` is given True" in c for c in fixtures.choices)
+
+
+def test_code_that_reads_the_model_output_as_probabilities_gets_a_model_ending_in_softmax():
+    tracker = textwrap.dedent('''
+    class RowTracker:
+        def __init__(self, X, y):
+            self.X, self.y = X, y
+
+        def on_epoch_end(self, net, device="cpu"):
+            for i in range(len(self.X)):
+                probabilities = net(self.X[i])
+
+        @property
+        def confidence(self):
+            return None
+    ''')
+    recognised = recognise(entry(tracker))
+    assert recognised is not None and recognised.kind == "hooks" and recognised.properties == ["confidence"]
+    assert recognised.payload()["outputs"] == "probabilities"
+    softened = tracker.replace("probabilities = net(self.X[i])", "probabilities = net(self.X[i]).softmax(-1)")
+    assert "outputs" not in recognise(entry(softened)).payload()

@@ -111,6 +111,31 @@ class Margin_Area:
         return self.total / self.seen
 
 
+class Row_Tracker:
+    """Gold-label probability of every training row after each epoch; its scores are its properties."""
+
+    def __init__(self, X, y):
+        self.X, self.y = X, y
+        self.history = []
+
+    def on_epoch_end(self, net, device="cpu"):
+        net.eval()
+        gold = []
+        with torch.no_grad():
+            for i in range(len(self.X)):
+                probabilities = net(self.X[i])
+                gold.append(float(probabilities[int(self.y[i])]))
+        self.history.append(gold)
+
+    @property
+    def confidence(self):
+        return np.mean(self.history, axis=0)
+
+    @property
+    def variability(self):
+        return np.std(self.history, axis=0)
+
+
 def zoom_in(img, factor):
     return imaugs.scale(img, factor=factor)
 
@@ -251,6 +276,16 @@ def test_a_per_batch_hook_is_judged_on_the_logits_of_the_training_passes_it_saw(
     assert [(f.metric, f.matches, f.paper, f.dynamics) for f in margin.fidelity] == [
         ("aum", "mean_logit_margin", True, "training")]
     assert margin.fidelity[0].cases_matched == margin.fidelity[0].cases == 4
+
+
+def test_a_tracker_walking_its_rows_and_reading_probabilities_is_judged_on_its_properties(verified):
+    """Constructed with the run's inputs and labels, fed the model after each epoch; it reads `net(x)` as
+    probabilities, so the run's model ends in a softmax; its properties are its scores."""
+    tracker = verified["Row_Tracker"]
+    assert tracker.status == "ran", tracker.reason
+    assert {(f.output, f.metric, f.matches, f.dynamics) for f in tracker.fidelity} == {
+        ("key confidence", "confidence", "mean_gold_prob", "evaluated"),
+        ("key variability", "variability", "ddof0", "evaluated")}
 
 
 def test_a_module_with_an_uninstallable_import_runs_what_does_not_need_it_and_says_so(verified):

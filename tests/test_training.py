@@ -109,3 +109,29 @@ def test_training_logits_are_the_batches_forward_passes_in_sample_order():
         np.testing.assert_allclose(trained[epoch, i], row, rtol=0, atol=1e-6)
     evaluated, _ = training.train(spec).dynamics()
     assert not np.allclose(trained, evaluated)  # training passes (dropout, weights mid-epoch) are not the evaluation
+
+
+def test_a_model_that_ends_in_a_softmax_keeps_the_log_of_its_probabilities_as_logits():
+    import torch
+
+    spec = RunSpec(seed=3, n=24, classes=3, epochs=2, probabilities=True)
+    run = train(spec)
+    with torch.no_grad():
+        run.net.eval()
+        probs = run.net(torch.from_numpy(run.data.x)).numpy()
+    np.testing.assert_allclose(probs.sum(-1), 1, atol=1e-6)
+    logits, _ = run.dynamics()
+    softmax = np.exp(logits[-1]) / np.exp(logits[-1]).sum(-1, keepdims=True)
+    np.testing.assert_allclose(softmax, probs, atol=1e-6)
+
+
+def test_models_take_one_unbatched_sample_as_nn_layers_do():
+    import torch
+
+    for spec in (RunSpec(), RunSpec(image=True, side=8, channels=1)):
+        run = train(RunSpec(**{**spec.__dict__, "epochs": 1}))
+        run.net.eval()
+        with torch.no_grad():
+            batch = run.net(torch.from_numpy(run.data.x[:2]))
+            one = run.net(torch.from_numpy(run.data.x[1]))
+        np.testing.assert_allclose(one.numpy(), batch[1].numpy(), atol=1e-6)
