@@ -111,6 +111,31 @@ class Margin_Area:
         return self.total / self.seen
 
 
+class Margin_Log:
+    """Averages each sample's margin over the batches it is seen in, and writes the table, highest first."""
+
+    def __init__(self, save_dir):
+        self.save_dir = save_dir
+        self.total, self.seen = {}, {}
+
+    def update(self, y_pred, y_batch, sample_ids):
+        top2 = y_pred.topk(2, dim=1)
+        assigned = y_pred.gather(1, y_batch.view(-1, 1)).squeeze(1)
+        other = torch.where(top2.indices[:, 0] == y_batch, top2.values[:, 1], top2.values[:, 0])
+        for i, m in zip(sample_ids.tolist(), (assigned - other).tolist()):
+            self.total[i] = self.total.get(i, 0.0) + m
+            self.seen[i] = self.seen.get(i, 0) + 1
+
+    def finalize(self):
+        import os
+
+        import pandas as pd
+
+        rows = [{"sample_id": i, "margin": self.total[i] / self.seen[i]} for i in self.total]
+        pd.DataFrame(rows).sort_values("margin", ascending=False).to_csv(
+            os.path.join(self.save_dir, "margins.csv"), index=False)
+
+
 class Row_Tracker:
     """Gold-label probability of every training row after each epoch; its scores are its properties."""
 
@@ -276,6 +301,16 @@ def test_a_per_batch_hook_is_judged_on_the_logits_of_the_training_passes_it_saw(
     assert [(f.metric, f.matches, f.paper, f.dynamics) for f in margin.fidelity] == [
         ("aum", "mean_logit_margin", True, "training")]
     assert margin.fidelity[0].cases_matched == margin.fidelity[0].cases == 4
+
+
+def test_a_final_method_that_writes_its_table_is_judged_on_the_table_in_sample_order(verified):
+    """`finalize()` returns nothing and writes margins.csv, highest first, into the folder it was given; the
+    table, put back in sample order by its id column, is the paper's AUM on the training passes (batches that
+    carry no index column still give each sample its own id)."""
+    log = verified["Margin_Log"]
+    assert log.status == "ran", log.reason
+    assert [(f.output, f.metric, f.matches, f.dynamics) for f in log.fidelity] == [
+        ("column margin", "aum", "mean_logit_margin", "training")]
 
 
 def test_a_tracker_walking_its_rows_and_reading_probabilities_is_judged_on_its_properties(verified):
