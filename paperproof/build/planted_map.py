@@ -40,18 +40,12 @@ def run_of(record: PlantedHardness) -> tuple[int, int] | None:
 @lru_cache(maxsize=4)
 def points(n: int, percent: int) -> Points:
     """(variability, confidence, kind) of every sample of the planted run of `n` samples."""
-    import torch
-
     from paperproof.fixtures.values import planted_dynamics
     from paperproof.verify.metrics.onepass import training_dynamics_onepass
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with training.single_threaded():
         logits, labels = planted_dynamics(PLANTED_SEED, PLANTED_DIMS["E"], n, PLANTED_DIMS["C"], PLANTED_DIMS["D"],
                                           percent)
-    finally:
-        torch.set_num_threads(threads)
     found = training_dynamics_onepass(logits.astype("float32"), labels)
     spec = training.RunSpec(seed=PLANTED_SEED, n=n, classes=PLANTED_DIMS["C"], epochs=PLANTED_DIMS["E"],
                             features=PLANTED_DIMS["D"], planted=percent / 100)

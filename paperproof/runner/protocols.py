@@ -25,7 +25,7 @@ def _hook_value(role: str, run: training.Run, info: dict, device: str, scratch: 
         torch = training._torch()
         logits, targets, indices = info["logits"], info["targets"], info["indices"]
         return {"logits": logits, "targets": targets, "probs": torch.softmax(logits, dim=1),
-                "indices": indices if indices is not None else torch.arange(len(targets)), "x": info.get("x")}[role]
+                "indices": indices, "x": info.get("x")}[role]  # a batch's indices: `training.train` always gives them
     if role in ("logits", "targets", "probs", "indices"):
         logits, targets, probs, indices = run.outputs()
         return {"logits": logits, "targets": targets, "probs": probs, "indices": indices}[role]
@@ -170,7 +170,6 @@ def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bo
 
 
 TABLES = (".csv", ".tsv", ".npy", ".json", ".jsonl")
-ID_COLUMNS = ("sample_id", "sample_ids", "guid", "id", "idx", "index", "sample", "example_id")
 
 
 def _listing(folder: str) -> set[str]:
@@ -194,7 +193,7 @@ def _written_table(folder: str, before: set[str], n: int):
     table = pd.read_csv(path, sep="\t" if path.endswith(".tsv") else ",") if path.endswith((".csv", ".tsv")) \
         else pd.read_json(path, lines=path.endswith(".jsonl"))
     for column in table.columns:
-        if str(column).lower() in ID_COLUMNS and len(table) == n and sorted(table[column].tolist()) == list(range(n)):
+        if str(column).lower() in run_files.ID_KEYS and len(table) == n and sorted(table[column].tolist()) == list(range(n)):
             return table.sort_values(column, kind="stable").reset_index(drop=True)
     return table
 

@@ -116,20 +116,16 @@ def assess(entry: Entry, fixtures: FixtureSet, result: RunResult | None) -> list
     """The reading of AUPRC or AUROC an evaluator computes, when it is one of them on every typical case."""
     if result is None or not fixtures.cases:
         return []
-    returned = {c.case_id: _number(c.value) for c in result.cases if c.outcome == "returned" and c.value is not None}
-    compared = [c for c in fixtures.cases if c.kind in ("typical", "edge") and returned.get(c.case_id) is not None]
+    returned = {c.case_id: number for c in result.cases if c.outcome == "returned" and c.value is not None
+                and (number := _number(c.value)) is not None}
+    compared = [c for c in fixtures.cases if c.kind in ("typical", "edge") and c.case_id in returned]
     typical = [c for c in compared if c.kind == "typical"]
     if not typical or _inputs(typical[0]) is None:
         return []
-    per_case: dict[str, dict[tuple[str, str], float]] = {}
-    hits: dict[str, set[tuple[str, str]]] = {}
-    for case in compared:
-        made = _inputs(case)
-        if made is None:
-            continue
-        per_case[case.case_id] = figures(*made)
-        got = returned[case.case_id]
-        hits[case.case_id] = {k for k, v in per_case[case.case_id].items() if got is not None and abs(v - got) <= ATOL}
+    inputs = {c.case_id: made for c in compared if (made := _inputs(c)) is not None}
+    per_case = {case_id: figures(*made) for case_id, made in inputs.items()}
+    hits = {case_id: {k for k, v in found.items() if abs(v - returned[case_id]) <= ATOL}
+            for case_id, found in per_case.items()}
     common = set.intersection(*(hits.get(c.case_id, set()) for c in typical))
     if not common:
         return []
@@ -144,12 +140,13 @@ def assess(entry: Entry, fixtures: FixtureSet, result: RunResult | None) -> list
     case = max(agreeing, key=lambda c: abs(per_case[c.case_id][measure, "flagged_positive"]
                                            - per_case[c.case_id][measure, reading]))
     ours, theirs = per_case[case.case_id][measure, "flagged_positive"], per_case[case.case_id][measure, reading]
-    flagged = int(_inputs(case)[1].sum())  # type: ignore[index]
+    flagged = int(inputs[case.case_id][1].sum())
     mask = next(a.name for a in case.args if a.spec.kind == "mask")
     lines, located = _lines(entry, mask, reading)
     name = measure.upper()
     worked = Departure(
-        lines=lines, located=located, paper_formula=READINGS[0 if measure == "auprc" else 4][3], code_formula=formula,
+        lines=lines, located=located, paper_formula=next(r[3] for r in READINGS if r[0] == measure and r[2]),
+        code_formula=formula,
         case_id=case.case_id, inputs=f"{flagged} of {case.dims['N']} samples flagged, a score per sample",
         paper_value=round(ours, 6), code_value=round(theirs, 6),
         worked=(f"case {case.case_id}, {flagged} of {case.dims['N']} samples flagged in `{mask}`: the {name} of "

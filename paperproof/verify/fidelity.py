@@ -73,14 +73,8 @@ def series_of(case: FixtureCase) -> tuple[Series | None, ...]:
 @lru_cache(maxsize=8)
 def rerun(spec: training.RunSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A protocol case's run trained again here: logits after each epoch, of each epoch's training passes, labels."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with training.single_threaded():
         run = training.train(spec)
-    finally:
-        torch.set_num_threads(threads)
     evaluated, labels = run.dynamics()
     trained, _ = run.training_dynamics()
     for array in (evaluated, trained, labels):

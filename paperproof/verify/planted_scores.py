@@ -98,7 +98,8 @@ def _reference(case_json: str, metric: str) -> tuple[str, np.ndarray] | None:
         evaluated, _, observed = rerun(training.RunSpec.from_case(case))
         logits, labels = evaluated.copy(), observed.copy()
     else:
-        logits, labels = case_dynamics(case)
+        with training.single_threaded():  # a planted case's dynamics come from a run trained here
+            logits, labels = case_dynamics(case)
     variant = next((v for v in VARIANTS.get(metric, ()) if v.paper), None)
     if variant is None:
         return None
