@@ -43,9 +43,11 @@ def _request(root: Path, repo: str, commit: str | None = None) -> RunRequest:
     return RunRequest(entry, fixtures, str(root), commit=commit)
 
 
-def test_the_closure_names_the_helpers_it_imports_with_their_hashes(tmp_path: Path) -> None:
+def test_the_closure_names_its_module_and_the_helpers_it_imports_with_their_hashes(tmp_path: Path) -> None:
     request = _request(_fork(tmp_path / "a", HONEST), "o/r")
-    assert sorted(request.entry.closure_modules) == ["hardness/__init__.py", "hardness/helpers.py"]
+    # its own module runs when the sandbox imports it for real, so its whole text is part of the key
+    assert sorted(request.entry.closure_modules) == ["hardness/__init__.py", "hardness/helpers.py",
+                                                     "hardness/metrics.py"]
 
 
 def test_forks_differing_only_in_a_helper_get_their_own_results(tmp_path: Path) -> None:

@@ -128,8 +128,11 @@ def test_values_read_per_sample_beside_the_dynamics_are_keyed_by_the_same_ids():
     assert any("`tags` is given as a dict keyed by the ids of `training_dynamics`" in c for c in fixtures.choices)
 
 
-def test_a_parameter_read_by_another_key_still_has_no_rule():
+def test_a_parameter_read_by_another_key_is_a_mapping_of_that_key_not_keyed_by_sample():
     code = ("def pick(training_dynamics, lookup):\n"
             "    return [lookup['fixed'] for guid in training_dynamics]\n")
     fixtures = synthesize(entry(code))
-    assert [m.param for m in fixtures.missing] == ["lookup"]
+    assert fixtures.missing == []
+    assert set(value(fixtures, "lookup")) == {"fixed"}  # what the body reads, not the ids of the dynamics
+    (found,) = [e for e in fixtures.evidence if e.param == "lookup"]
+    assert found.source == "use" and "`lookup['fixed']` (line 2)" in found.why

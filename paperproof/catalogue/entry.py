@@ -64,6 +64,10 @@ class Entry(BaseModel):
     methods: list[str] = Field(default_factory=list)
     method_params: dict[str, list[Param]] = Field(default_factory=dict)
     closure_modules: dict[str, str] = Field(default_factory=dict)  # path -> sha256 of the modules it may import
+    # How the repository imports it: the module's dotted name with its package root on `sys.path`
+    # (`src/pkg/mod.py` is `pkg.mod`), and the checkout-relative folders on that path (`catalogue.imports`).
+    import_name: str = ""
+    sys_path: list[str] = Field(default_factory=list)
     evidence: Evidence = Field(default_factory=Evidence)
 
     @property

@@ -16,6 +16,7 @@ from pathlib import Path
 from paperproof.catalogue import checkout
 from paperproof.catalogue.entry import Entry, EntryKind, Param, ParamKind
 from paperproof.catalogue.evidence import gather
+from paperproof.catalogue.imports import import_name, import_roots, script_sys_paths
 
 MAX_FILE_BYTES = 512 * 1024
 MAX_HASH_BYTES = 16 * 1024**2  # a module too large to parse is still hashed for the cache key, up to this
@@ -70,8 +71,10 @@ def extract_repo(root: Path, repo: str) -> ExtractReport:
     report = ExtractReport()
     modules: dict[str, _Module] = {}
     found: list[tuple[str, list[Entry]]] = []
+    script_paths: list[str] = []
     budget = MAX_REPO_BYTES
-    for rel in python_files(root, report.skipped):
+    files = python_files(root, report.skipped)
+    for rel in files:
         if budget <= 0:
             report.skipped.append((rel, f"not read: the repository's Python passed {MAX_REPO_BYTES} bytes"))
             continue
@@ -88,6 +91,7 @@ def extract_repo(root: Path, repo: str) -> ExtractReport:
         try:
             tree = ast.parse(text, filename=rel)
             module.imports = _imports(tree, module_name(Path(rel)), rel.endswith("__init__.py"))
+            script_paths.extend(script_sys_paths(tree, rel))
             found.append((rel, extract_module(text, repo=repo, path=rel, tree=tree)))
         except SyntaxError as exc:
             report.skipped.append((rel, f"does not parse: {exc.msg} (line {exc.lineno})"))
@@ -97,9 +101,12 @@ def extract_repo(root: Path, repo: str) -> ExtractReport:
             report.skipped.append((rel, "too large to parse in memory"))
         except HOSTILE_TEXT as exc:
             report.skipped.append((rel, f"does not parse: {type(exc).__name__}: {str(exc)[:200]}"))
+    present = set(files)
+    roots = import_roots(present, script_paths)
     for rel, entries in found:
-        local = closure_modules(rel, modules)
-        report.entries.extend(e.model_copy(update={"closure_modules": local}) for e in entries)
+        local = closure_modules(rel, modules, roots)
+        loads = {"closure_modules": local, "import_name": import_name(rel, present), "sys_path": roots}
+        report.entries.extend(e.model_copy(update=loads) for e in entries)
     return report
 
 
@@ -129,13 +136,19 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> list[str]:
     return sorted(names)
 
 
-def closure_modules(rel: str, modules: dict[str, _Module]) -> dict[str, str]:
-    """path -> sha256 of the repository's modules an entry of `rel` may import, transitively: the
-    names its module imports, looked up as the sandbox's `sys.path` would (the checkout's root, then
-    the module's folder), with every package `__init__.py` on the way."""
+def closure_modules(rel: str, modules: dict[str, _Module], roots: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+    """path -> sha256 of the repository's modules that run when an entry of `rel` is loaded: its own module and
+    the `__init__.py` of its packages (the sandbox imports it for real), and the names they import, transitively,
+    looked up as the sandbox's `sys.path` would (the checkout's root, the import `roots`, then the module's folder),
+    with every package `__init__.py` on the way."""
     folder = rel.rpartition("/")[0]
-    out: dict[str, str] = {}
-    pending = list(modules[rel].imports)
+    bases = list(dict.fromkeys(["", *roots, *([folder] if folder else [])]))
+    out: dict[str, str] = {rel: modules[rel].sha256}
+    parts = folder.split("/") if folder else []
+    while parts and (init := "/".join([*parts, "__init__.py"])) in modules:
+        out[init] = modules[init].sha256
+        parts.pop()
+    pending = [name for path in out for name in modules[path].imports]
     seen: set[str] = set()
     while pending:
         name = pending.pop()
@@ -145,7 +158,7 @@ def closure_modules(rel: str, modules: dict[str, _Module]) -> dict[str, str]:
         parts = name.split(".")
         for end in range(1, len(parts) + 1):
             path = "/".join(parts[:end])
-            for base in ("", folder) if folder else ("",):
+            for base in bases:
                 for candidate in (f"{path}.py", f"{path}/__init__.py"):
                     candidate = f"{base}/{candidate}" if base else candidate
                     found = modules.get(candidate)

@@ -65,6 +65,23 @@ class FixtureCase(BaseModel):
     protocol: dict[str, Any] | None = None
 
 
+EvidenceSource = Literal["call_site", "use", "docstring", "annotation", "name", "feedback"]
+
+
+class ArgumentEvidence(BaseModel):
+    """Where one argument's recipe came from (`fixtures.arguments`): the repository's own call site, how the body
+    uses the parameter, its docstring or annotation, its name, or what a probe run in the sandbox answered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    param: str
+    source: EvidenceSource
+    why: str = ""
+    path: str | None = None  # the call site followed: its file (a notebook cell as `nb.ipynb#cell-3`) and line
+    line: int | None = None
+    url: str | None = None  # that line at the repository's pinned commit, where the sample's record knows it
+
+
 class Unsynthesizable(BaseModel):
     """A required parameter we could not make a value for, and why."""
 
@@ -93,6 +110,7 @@ class FixtureSet(BaseModel):
     choices: list[str] = Field(default_factory=list)  # layouts and dtypes we chose from the code's use, and why
     # Modules the repository imports that the runner lacks: the sandbox gives them stand-ins.
     stubs: list[str] = Field(default_factory=list)
+    evidence: list[ArgumentEvidence] = Field(default_factory=list)  # where each argument's recipe came from
 
     def digest(self) -> str:
         payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))

@@ -96,6 +96,9 @@ class CaseOutcome(BaseModel):
     repeat_equal: bool | None = None
     ended: str | None = None  # for `exited`: how its process ended
     wrote: list[str] = Field(default_factory=list)  # names it added to its working directory, outside its scratch folder
+    # How its case process had the entry: its module imported as the repository imports it, or its closure
+    # where that module's top level could not run (`runner.child._define`), in the case process's own words.
+    loaded: str | None = None
 
 
 class Isolation(BaseModel):

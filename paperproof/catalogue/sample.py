@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from paperproof.catalogue.fixture_case import ArgumentEvidence
 from paperproof.catalogue.planted_record import PlantedHardness
 from paperproof.catalogue.run_result import Isolation
 
@@ -183,6 +184,10 @@ class Sample(BaseModel):
     failed_clause: str | None = None
     cases: list[CaseSummary] = Field(default_factory=list)
     closure_names: list[str] = Field(default_factory=list)
+    # How the sandbox had the entry: `module` (its module imported as its repository imports it) or `closure`
+    # (its module's top level could not run, so the names it uses were defined alone); None when it never loaded.
+    loaded: Literal["module", "closure"] | None = None
+    arguments: list[ArgumentEvidence] = Field(default_factory=list)  # where each argument's recipe came from
     isolation: Isolation | None = None
     blocked: list[str] = Field(default_factory=list)  # what it tried that the sandbox refused, one plain line each
     device: str | None = None

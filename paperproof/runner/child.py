@@ -47,27 +47,67 @@ def _mib(size: float) -> str:
 # --- defining and calling ---------------------------------------------------------------------
 
 
-def _define(request: dict) -> object:
-    """Execute the entry's closure as its module would and return the entry object."""
+LOAD_SECONDS = 8.0  # a module whose top level runs longer (a training script) is defined from its closure
+
+
+class _LoadTimedOut(BaseException):
+    """Raised by our alarm when a module's top level runs past LOAD_SECONDS; not an Exception, so few catch it."""
+
+
+def _define(request: dict) -> tuple[object, str]:
+    """The entry object, and how it was had: its module imported for real, as its repository imports it
+    (its package root and the folders its scripts add on `sys.path`, `__main__` blocks left alone, so module
+    globals built by running code exist), or, where that module's top level cannot run, its closure executed
+    as its module would (`catalogue.extract`). The second value says which, and why."""
+    import importlib
+
     root = request["snapshot"]
     filename = os.path.join(root, request["path"])
     module_dir = os.path.dirname(filename)
-    for directory in (root, module_dir):
-        if directory not in sys.path:
-            sys.path.insert(0, directory)
+    name = request.get("import_name") or request["module"]
+    roots = [os.path.normpath(os.path.join(root, rel)) for rel in request.get("sys_path") or [""]]
+    package_root = os.path.normpath(os.path.join(root, *[".."] * name.count("."), os.path.dirname(request["path"])))
+    if request["path"].endswith("__init__.py"):
+        package_root = os.path.dirname(package_root)
+    for directory in reversed(list(dict.fromkeys([module_dir, package_root, *roots, root]))):
+        if directory in sys.path:
+            sys.path.remove(directory)
+        sys.path.insert(0, directory)
     if request.get("environment") and request["environment"] not in sys.path:
         sys.path.append(request["environment"])  # after the runner's own packages (runner.environment)
     from paperproof.fixtures import stubs
 
     stubs.install(request.get("stubs", []))  # modules the runner lacks get stand-ins (fixtures.stubs)
-    module = types.ModuleType(request["module"])
+    sys.argv = [filename]  # a top-level argparse reads its defaults, not the runner's arguments
+    clash = sys.modules.get(name.split(".")[0])
+    if clash is not None and not (getattr(clash, "__file__", None) or "").startswith(root + os.sep):
+        why = f"the name `{name}` is taken by a module the runner imports"
+    else:
+        def timed_out(*_):
+            raise _LoadTimedOut(f"its top level ran past {LOAD_SECONDS:g} s")
+
+        previous = signal.signal(signal.SIGALRM, timed_out)
+        signal.setitimer(signal.ITIMER_REAL, LOAD_SECONDS)
+        try:
+            module = importlib.import_module(name)
+            found = module.__dict__[request["name"]]
+        except BaseException as exc:  # noqa: BLE001 - anything its top level does; the closure is the fallback
+            why = f"{type(exc).__name__}: {str(exc)[:200]}"
+        else:
+            return found, f"imported `{name}` as its repository does"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[loaded]  # a half-run module is not the one the closure defines
+    module = types.ModuleType(name)
     module.__file__ = filename
     is_package = request["path"].endswith("__init__.py")
-    module.__package__ = request["module"] if is_package else request["module"].rpartition(".")[0]
-    sys.modules[request["module"]] = module
+    module.__package__ = name if is_package else name.rpartition(".")[0]
+    sys.modules[name] = module
     code = compile(request["closure"], filename, "exec", dont_inherit=True)
     exec(code, module.__dict__)  # noqa: S102 - this is the sandbox; the code is the sample's own
-    return module.__dict__[request["name"]]
+    return module.__dict__[request["name"]], f"defined from its closure: importing `{name}` raised {why}"
 
 
 def caller():
@@ -406,10 +446,11 @@ def run(request: dict, plan: dict, fd: int) -> None:
     send = sender.send
     calls, how, kind_is_class = list(plan["calls"]), plan["how"], request["kind"] == "class"
     try:
-        target = _define(request)
+        target, loaded = _define(request)
     except _base as exc:  # noqa: BLE001 - anything the module does at definition time
         send((b"D", pack(describe((exc, False)))[1]))
         exit_now(0)
+    send((b"L", pack(loaded)[1]))  # how it was loaded: the first hand-back, before any call's
     binding = not kind_is_class and not _binds(target, plan)
     for job in calls:
         value, error = invoke((target, how, job))

@@ -103,7 +103,7 @@ class _Supervisor:
                 os._exit(71)
         os.close(write_end)
         os.set_blocking(read_end, False)
-        calls = len(plan["calls"])
+        calls = len(plan["calls"]) + 1  # the load hand-back (`L`, or `D` when it could not be defined), then each call's
         cap = self.limits.value_bytes + (1 << 20)
         buffer = bytearray()
         accepted: list[bytes] = []  # the hand-backs taken, one per call made
@@ -169,7 +169,8 @@ class _Supervisor:
         after = net_counters()
         if any(after.get(k, 0) > before.get(k, 0) for k in after):
             attempts.append("tried to open a network connection (blocked)")
-        if malformed is None and accepted and len(buffer) != sum(len(m) for m in accepted):
+        called = accepted and (len(accepted) > 1 or accepted[0][4:5] == b"D")  # a hand-back past the load line
+        if malformed is None and called and len(buffer) != sum(len(m) for m in accepted):
             malformed = "its channel carried more than one hand-back per call"
         record = self._judge(accepted, calls, ended, malformed, attempts)
         record["wrote"] = [name for name in _listing() if name not in present and name.rstrip("/") not in OURS][:MAX_WROTE]
@@ -250,6 +251,14 @@ class _Supervisor:
                 messages = [wire.read(m) for m in accepted]
             except wire.Malformed as exc:
                 malformed = str(exc)
+        if messages and messages[0].kind == "L":
+            loaded = messages.pop(0)
+            if isinstance(loaded.body, str):
+                record["loaded"] = loaded.body[:400]
+            else:
+                malformed = "its load hand-back is not a line of text"
+        elif messages and messages[0].kind != "D":
+            malformed = "it handed back a value before saying how it was loaded"
         first = messages[0] if messages else None
         if malformed is not None:
             record.update(outcome="unserialisable", exception=_exception("Malformed", f"what it handed back is not a value: {malformed}"))
@@ -268,7 +277,7 @@ class _Supervisor:
                 record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", str(problem)))
             else:
                 record.update(outcome="returned", value=value)
-                if calls > 1:
+                if calls > 2:
                     again = self._summary(messages[1].body)[0] if len(messages) > 1 and messages[1].kind == "V" else None
                     record["repeat_equal"] = again is not None and again["digest"] == value["digest"]
         if ended is not None and record["outcome"] != "exited":

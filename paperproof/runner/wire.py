@@ -2,7 +2,7 @@
 
 A case's process hands back one message per call over a pipe the harness reads: what the call
 returned (`V`), what it raised (`E`), why its value could not be handed back (`U`), or why the
-entry could not be defined (`D`). The writer is `child._packer`; this module only reads, and
+entry could not be defined (`D`); before any call, a line saying how the entry was loaded (`L`). The writer is `child._packer`; this module only reads, and
 it trusts nothing: every length is checked against the bytes that are there and against caps,
 nesting is bounded and walked with an explicit stack (no recursion that input can deepen),
 dtypes come from a fixed list, and any surprise is a `Malformed` error naming where it was.
@@ -27,7 +27,7 @@ import numpy as np
 
 MAGIC = b"PPV1"
 HEADER = struct.Struct("<4scQ")
-KINDS = (b"V", b"E", b"U", b"D")
+KINDS = (b"V", b"E", b"U", b"D", b"L")
 CONTAINERS = ("ndarray", "Tensor", "Series", "list", "tuple", "PIL.Image")
 DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                     "float16", "float32", "float64"})
@@ -92,7 +92,7 @@ class Object:
 
 @dataclass(frozen=True)
 class Message:
-    kind: str  # V, E, U, D
+    kind: str  # V, E, U, D, L (how the entry was loaded: one line of text, before any call's hand-back)
     body: object
 
 

@@ -6,7 +6,7 @@ import hashlib
 
 from paperproof.catalogue import licence
 from paperproof.catalogue.entry import Entry
-from paperproof.catalogue.fixture_case import FixtureSet
+from paperproof.catalogue.fixture_case import ArgumentEvidence, FixtureSet
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import CaseSummary, Contract, Fidelity, Sample, SampleLink
@@ -61,12 +61,24 @@ def reproduce_command(record: RepoRecord, entry: Entry) -> str:
     return f"paperproof verify {checkout} --entry {entry.path}::{entry.qualname} --json   # CHECKOUT: {where}"
 
 
-def notes(entry: Entry, fixtures: FixtureSet) -> list[str]:
+def loaded(result: RunResult | None) -> tuple[str | None, str | None]:
+    """How the sandbox had the entry (`module` or `closure`), and the case process's line saying so."""
+    line = next((c.loaded for c in result.cases if c.loaded), None) if result else None
+    if line is None:
+        return None, None
+    return ("closure" if line.startswith("defined from its closure") else "module"), line
+
+
+def notes(entry: Entry, fixtures: FixtureSet, result: RunResult | None = None) -> list[str]:
     """What we did to run the entry that a reader should know."""
     out = []
-    if entry.closure_names or entry.closure_imports:
-        out.append(f"Defined from its closure in {entry.path} ({', '.join(entry.closure_names) or 'no helpers'}); "
-                   "the rest of the module was not executed.")
+    how, line = loaded(result)
+    if how == "module":
+        out.append(f"Loaded as its repository loads it: {line} (its package root and the folders its scripts put "
+                   "on sys.path; `__main__` blocks not run), so its module's globals exist.")
+    elif how == "closure":
+        out.append(f"{line[0].upper()}{line[1:]}; so it was defined from its closure in {entry.path} "
+                   f"({', '.join(entry.closure_names) or 'no helpers'}), and the rest of the module was not executed.")
     for name in fixtures.supplied_defaults:
         default = next(p.default for p in entry.params if p.name == name)
         out.append(f"The default of `{name}` (`{default}`) runs code when the function is defined; our fixture "
@@ -87,6 +99,15 @@ def notes(entry: Entry, fixtures: FixtureSet) -> list[str]:
                    "against its annotation, and collected the outputs.")
     out.extend(fixtures.choices)
     return out
+
+
+def _linked(record: RepoRecord, found: ArgumentEvidence) -> ArgumentEvidence:
+    """A call site's line, linked at the repository's pinned commit."""
+    if found.path is None:
+        return found
+    path, _, cell = found.path.partition("#")
+    anchor = f"#L{found.line}" if found.line and not cell else ""
+    return found.model_copy(update={"url": record.file_url(path) + anchor})
 
 
 def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: FixtureSet,
@@ -124,13 +145,15 @@ def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: Fix
         failed_clause=verdict.failed_clause,
         cases=case_summaries(fixtures, result, verdict),
         closure_names=entry.closure_names,
+        loaded=loaded(result)[0],
+        arguments=[_linked(record, a) for a in fixtures.evidence],
         isolation=result.isolation if result else None,
         blocked=result.blocked if result else [],
         device=result.device if result else None,
         reproduce=reproduce_command(record, entry),
         papers=papers,
         fidelity=fidelity or [],
-        notes=notes(entry, fixtures),
+        notes=notes(entry, fixtures, result),
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paperproof.catalogue.callsites import find_call_sites
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.extract import HOSTILE_TEXT
 from paperproof.catalogue.fixture_case import FixtureSet
@@ -35,6 +36,14 @@ class RunSettings:
     limits: dict | None = None  # `runner.sandbox.Limits` fields
     environments: Path | None = None  # where per-repository environments are cached; None: the runner's only
     planted: bool = True  # score per-sample outputs on the planted training run (off only to measure its cost)
+
+    def __post_init__(self) -> None:
+        # The sandbox binds folders by absolute path: a relative `--environments` would be bound from the
+        # harness's own working folder, and nothing installed for a repository would be importable.
+        for name in ("cache", "environments"):
+            folder = getattr(self, name)
+            if folder is not None:
+                object.__setattr__(self, name, Path(folder).resolve())
 
 
 @dataclass(frozen=True)
@@ -103,9 +112,12 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         work = repos[key]
         env = envs[key] = environment.for_record(work.record, settings.environments) if work.selected else None
         paths = env.paths if env is not None else ()
+        # How the repository calls its own entries (scripts, tests, notebooks, README): read once per repository.
+        sites = find_call_sites(Path(_snapshot(work)), [c.entry for c in work.selected]) if work.selected else {}
         for chosen in work.selected:
+            found = sites.get(f"{chosen.entry.path}::{chosen.entry.qualname}", [])
             try:
-                jobs.append(_Job(key, chosen, synthesize(chosen.entry, _snapshot(work), paths),
+                jobs.append(_Job(key, chosen, synthesize(chosen.entry, _snapshot(work), paths, found),
                                  contracts.draft(chosen.entry)))
             except HOSTILE_TEXT as exc:  # its declarations are repository text too: a record, not the end
                 skipped.append((repos[key].record.repo, f"{chosen.entry.path}::{chosen.entry.qualname}",
