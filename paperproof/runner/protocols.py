@@ -140,6 +140,12 @@ def _hf_arguments(run: training.Run, info: dict) -> tuple[list, dict]:
                                     "eval_dataloader": run.loader, "optimizer": run.optimizer}
 
 
+def chosen_epochs(epochs: int) -> set[int]:
+    """The epochs a hook its repository calls "at chosen epochs" (`if epoch in CHECKPOINTS`) is called at here:
+    the first, the middle and the last."""
+    return {0, epochs // 2, max(epochs - 1, 0)}
+
+
 def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bool):
     """Construct, train calling each hook at its cadence, then ask for the final score."""
     protocol = case["protocol"]
@@ -151,7 +157,8 @@ def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bo
     def listener(event: str, current: training.Run, info: dict) -> None:
         for method, when in cadence.items():
             due = (when == "batch" and event == "batch_end") or (when == "epoch" and event == "epoch_end") \
-                or (when == "end" and event == "train_end")
+                or (when == "end" and event == "train_end") \
+                or (when == "chosen" and event == "epoch_end" and current.epoch in chosen_epochs(current.spec.epochs))
             if method == "on_train_end":
                 due = event == "train_end"
             if not due:

@@ -90,9 +90,14 @@ def notes(entry: Entry, fixtures: FixtureSet, result: RunResult | None = None) -
                    "code that uses one raises \"needs X\", code that does not runs.")
     protocol = next((case.protocol for case in fixtures.cases if case.protocol), None)
     if protocol:
-        hooks = ", ".join(f"{m}() per {when}" for m, when in protocol.get("hooks", []))
+        words = {"batch": "per batch", "epoch": "per epoch", "chosen": "at chosen epochs (the first, middle and last)",
+                 "end": "once after training"}
+        hooks = ", ".join(f"{m}() {words.get(when, 'per ' + when)}" for m, when in protocol.get("hooks", []))
         final = f", then {protocol['final']}" if protocol.get("final") else ""
-        out.append(f"Driven as {protocol['kind']} on a real training run (batches of {tuple(protocol['batch'])}"
+        how = (f"as its repository's own loop drives it ({protocol['loop']})" if protocol.get("loop") else
+               "as a training loop would (no loop of its repository calls its hooks)" if protocol["kind"] == "hooks"
+               else f"as {protocol['kind']}")
+        out.append(f"Driven {how} on a real training run (batches of {tuple(protocol['batch'])}"
                    f"{'; ' + hooks if hooks else ''}{final}).")
     if any(case.per_sample for case in fixtures.cases):
         out.append("It takes one sample's data: each case called it once per sample, judged each call's output "

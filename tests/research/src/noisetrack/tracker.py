@@ -1,0 +1,21 @@
+import numpy as np
+import torch
+
+
+class LossTracker:
+    """Keeps each sample's cross-entropy per epoch; hardness is its mean over training."""
+
+    def __init__(self, n_items):
+        self.n_items = n_items
+        self.current = np.zeros(n_items)
+        self.hist = []
+
+    def record(self, out, y, idx):
+        losses = torch.nn.functional.cross_entropy(out, y, reduction="none")
+        self.current[idx.numpy()] = losses.detach().numpy()
+
+    def close_epoch(self):
+        self.hist.append(self.current.copy())
+
+    def hardness(self):
+        return np.mean(np.stack(self.hist), axis=0)
