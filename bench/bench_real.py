@@ -4,7 +4,9 @@ Given a folder of checkouts (`owner+name/` each, exported from their snapshots; 
 it runs `paperproof verify` as a new user would (the default selection of each repository) and
 prints per repository the entries selected, the status of each with its reason, the share that
 ran (every `ran*` status) and the share that was informative (`ran`, `ran_violates`,
-`ran_draft_wrong`), and the time each repository took; then the totals, and the median and maximum
+`ran_draft_wrong`), where each argument's recipe came from (the repository's call site, the body's use, a
+docstring, an annotation, a probe run, the name: `fixtures.arguments`), how each entry was loaded (its module
+imported, or its closure), and the time each repository took; then the totals, and the median and maximum
 time per repository. Statuses of the protocols (`--all` adds every entry, not only the selected).
 The same shares are printed for the hardness entries alone (chosen for hardness evidence in their code or
 for a recognised metric in what they returned), the measure issue 23 sets its targets on; the rest of a
@@ -50,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     totals: Counter[str] = Counter()
     hardness: Counter[str] = Counter()
+    sources: Counter[str] = Counter()
+    loads: Counter[str] = Counter()
     seconds: list[float] = []
     for repo in repos:
         start = time.perf_counter()
@@ -62,8 +66,12 @@ def main(argv: list[str] | None = None) -> int:
         hardness.update(s.status for s in samples if s.link_basis in HARDNESS)
         ran = sum(n for s, n in statuses.items() if s.startswith("ran"))
         informative = sum(n for s, n in statuses.items() if s in INFORMATIVE)
+        here = Counter(a.source for s in samples for a in s.arguments)
+        sources.update(here)
+        loads.update(s.loaded or "not loaded" for s in samples)
         print(f"== {repo.name}: {len(samples)} selected, ran {share(ran, len(samples))}, "
-              f"informative {share(informative, len(samples))}, {took:.1f} s")
+              f"informative {share(informative, len(samples))}, {took:.1f} s; arguments from "
+              + (", ".join(f"{k} {n}" for k, n in sorted(here.items())) or "none"))
         if not args.quiet:
             for s in samples:
                 mark = "*" if s.link_basis in HARDNESS else " "
@@ -75,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{title}: {count} entries in {len(repos)} repositories; ran {share(ran, count)}, "
               f"informative {share(informative, count)}")
         print("statuses: " + ", ".join(f"{s} {n}" for s, n in sorted(counted.items())))
+    print("arguments from: " + ", ".join(f"{k} {n}" for k, n in sorted(sources.items())))
+    print("loaded: " + ", ".join(f"{k} {n}" for k, n in sorted(loads.items())))
     print(f"verify time per repository: median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s "
           f"(workers {args.workers})")
     return 0

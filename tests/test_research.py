@@ -69,3 +69,11 @@ def test_hooks_are_driven_as_the_repositorys_own_loop_drives_them(samples: dict[
     assert "as its repository's own loop drives it (scripts/train.py:" in driven
     assert "record() per batch, close_epoch() per epoch, then hardness" in driven
     assert all(c.output is not None and c.output.startswith("ndarray float64 [") for c in tracker.cases)
+
+
+def test_a_probe_run_gives_what_the_codes_own_exception_asked_for(samples: dict[str, Sample]) -> None:
+    weights = samples["floor_weights"]  # reads `cfg.floor`, which no rule of ours knows
+    assert weights.status == "ran", weights.reason
+    (cfg,) = [a for a in weights.arguments if a.param == "cfg"]
+    assert cfg.source == "feedback"
+    assert "'Namespace' object has no attribute 'floor'" in cfg.why and "`floor` = 1" in cfg.why

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Literal
 
 from paperproof.catalogue import licence
 from paperproof.catalogue.entry import Entry
@@ -61,11 +62,11 @@ def reproduce_command(record: RepoRecord, entry: Entry) -> str:
     return f"paperproof verify {checkout} --entry {entry.path}::{entry.qualname} --json   # CHECKOUT: {where}"
 
 
-def loaded(result: RunResult | None) -> tuple[str | None, str | None]:
+def loaded(result: RunResult | None) -> tuple[Literal["module", "closure"] | None, str]:
     """How the sandbox had the entry (`module` or `closure`), and the case process's line saying so."""
     line = next((c.loaded for c in result.cases if c.loaded), None) if result else None
     if line is None:
-        return None, None
+        return None, ""
     return ("closure" if line.startswith("defined from its closure") else "module"), line
 
 
@@ -94,10 +95,10 @@ def notes(entry: Entry, fixtures: FixtureSet, result: RunResult | None = None) -
                  "end": "once after training"}
         hooks = ", ".join(f"{m}() {words.get(when, 'per ' + when)}" for m, when in protocol.get("hooks", []))
         final = f", then {protocol['final']}" if protocol.get("final") else ""
-        how = (f"as its repository's own loop drives it ({protocol['loop']})" if protocol.get("loop") else
+        driven = (f"as its repository's own loop drives it ({protocol['loop']})" if protocol.get("loop") else
                "as a training loop would (no loop of its repository calls its hooks)" if protocol["kind"] == "hooks"
                else f"as {protocol['kind']}")
-        out.append(f"Driven {how} on a real training run (batches of {tuple(protocol['batch'])}"
+        out.append(f"Driven {driven} on a real training run (batches of {tuple(protocol['batch'])}"
                    f"{'; ' + hooks if hooks else ''}{final}).")
     if any(case.per_sample for case in fixtures.cases):
         out.append("It takes one sample's data: each case called it once per sample, judged each call's output "

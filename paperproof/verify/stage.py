@@ -15,8 +15,8 @@ from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Contract, Fidelity
 from paperproof.catalogue.select import Selected
-from paperproof.fixtures import layout
-from paperproof.fixtures.synth import synthesize
+from paperproof.fixtures import feedback, layout
+from paperproof.fixtures.synth import spec_for, synthesize
 from paperproof.plumbing.progress import bar
 from paperproof.runner import environment
 from paperproof.runner.distributed import make_executor
@@ -101,6 +101,48 @@ class _Job:
         return findings, verdict.judge(fixtures, result, self.contract, findings, self.chosen.entry.kind)
 
 
+PROBED = frozenset({"ran_fixture", "ran_violates", "unverified"})
+
+
+def _returned(result: RunResult | None) -> int:
+    return sum(1 for c in result.cases if c.outcome == "returned") if result is not None else 0
+
+
+def _probe(jobs: list[_Job], settings: RunSettings, cache: ResultCache, snapshots: dict[str, str],
+           commits: dict[str, str | None], env_dirs: dict[str, str | None]) -> int:
+    """Probe runs (`fixtures.feedback`): an entry that raised on our arguments runs again with what its exception
+    asked for, up to `feedback.PROBES` times; a probe is kept when at least as many cases returned. One whose
+    budget ran out with its exception still asking, and no case returned, is unverified, with the reason."""
+    executed = 0
+    probing = [job for job in jobs if job.judged is not None and job.judged.status in PROBED]
+    for round_ in range(feedback.PROBES):
+        plans = [(job, *found) for job in probing
+                 if (found := feedback.refine(job.fixtures, job.result, spec_for)) is not None]
+        if not plans:
+            return executed
+        again, more = _run_all([RunRequest(job.chosen.entry, fx, snapshots[job.key], settings.limits,
+                                           commit=commits[job.key], environment=env_dirs[job.key])
+                                for job, fx, _ in plans], settings, cache, f"probe {round_ + 1}")
+        executed += more
+        probing = []
+        for job, fx, _ in plans:
+            ran = _unblocked(fx, again.get(_key(job.chosen.entry, fx)))
+            if _returned(ran) < _returned(job.result):
+                continue
+            job.fixtures, job.result = fx, ran
+            job.findings, job.judged = job.judge(fx, ran)
+            if job.judged.status in PROBED:
+                probing.append(job)
+    for job in probing:
+        asked = feedback.refine(job.fixtures, job.result, spec_for)
+        if asked is not None and _returned(job.result) == 0:
+            job.judged = verdict.Verdict(status="unverified", reason=(
+                f"probe budget spent: {feedback.PROBES} probe runs refined its arguments from its own exceptions "
+                f"and it still raised; the next would have changed {', '.join(f'`{e.param}`' for e in asked[1])} "
+                f"({asked[1][0].why})"))
+    return executed
+
+
 def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judged:
     """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did. An entry
     that raised on every case at its input boundary is run again on the other plausible layouts of
@@ -115,9 +157,9 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         # How the repository calls its own entries (scripts, tests, notebooks, README): read once per repository.
         sites = find_call_sites(Path(_snapshot(work)), [c.entry for c in work.selected]) if work.selected else {}
         for chosen in work.selected:
-            found = sites.get(f"{chosen.entry.path}::{chosen.entry.qualname}", [])
+            called = sites.get(f"{chosen.entry.path}::{chosen.entry.qualname}", [])
             try:
-                jobs.append(_Job(key, chosen, synthesize(chosen.entry, _snapshot(work), paths, found),
+                jobs.append(_Job(key, chosen, synthesize(chosen.entry, _snapshot(work), paths, called),
                                  contracts.draft(chosen.entry)))
             except HOSTILE_TEXT as exc:  # its declarations are repository text too: a record, not the end
                 skipped.append((repos[key].record.repo, f"{chosen.entry.path}::{chosen.entry.qualname}",
@@ -153,6 +195,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
                 f"the code accepted {words}, which was kept.")
         job.fixtures = alt.model_copy(update={"choices": [*alt.choices, note]})
         job.result, job.findings, job.judged = ran, findings, judged
+    executed += _probe(jobs, settings, cache, snapshots, commits, env_dirs)
     for job in jobs:
         if job.tried and job.judged is not None and job.judged.status == "ran_fixture":
             job.fixtures = job.fixtures.model_copy(update={"choices": [

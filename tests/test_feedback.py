@@ -1,0 +1,47 @@
+"""Probe runs: an exception of the code's own, on our arguments, names what to give it next."""
+
+from __future__ import annotations
+
+import pytest
+
+from paperproof.catalogue.fixture_case import FixtureArg, FixtureCase, FixtureSet, ValueSpec
+from paperproof.catalogue.run_result import CaseOutcome, ExceptionInfo, RunResult
+from paperproof.fixtures.feedback import refine
+
+
+def _fixtures(*args: FixtureArg) -> FixtureSet:
+    return FixtureSet(version="t", cases=[FixtureCase(case_id=c, seed=1, args=list(args)) for c in ("a", "b")])
+
+
+def _raised(kind: str, message: str) -> RunResult:
+    return RunResult(code_sha256="x", fixture_digest="y", runner_version="z", end="completed", cases=[
+        CaseOutcome(case_id="a", outcome="raised", exception=ExceptionInfo(type=kind, message=message))])
+
+
+OPTIONS = FixtureArg(name="opts", spec=ValueSpec(kind="namespace", params={"attrs": {"lr": 0.1}}))
+SCORES = FixtureArg(name="s", spec=ValueSpec(kind="scores"))
+TABLE = FixtureArg(name="stats", spec=ValueSpec(kind="dict_str_float", params={"keys": ["conf"]}))
+
+
+@pytest.mark.parametrize(("arg", "kind", "message", "param", "expected"), [
+    (OPTIONS, "AttributeError", "'Namespace' object has no attribute 'warmup'", "attrs", {"lr": 0.1, "warmup": 1}),
+    (SCORES, "AttributeError", "'numpy.ndarray' object has no attribute 'detach'", "container", "torch"),
+    (TABLE, "KeyError", "'var'", "keys", ["conf", "var"]),
+])
+def test_each_exception_changes_the_argument_it_names_in_every_case(arg, kind, message, param, expected) -> None:
+    found = refine(_fixtures(arg, FixtureArg(name="other", spec=ValueSpec(kind="literal", params={"value": 3}))),
+                   _raised(kind, message))
+    assert found is not None
+    fixtures, evidence = found
+    assert all(case.args[0].spec.params[param] == expected for case in fixtures.cases)
+    assert all(case.args[1].spec.params == {"value": 3} for case in fixtures.cases)  # the rest is untouched
+    assert [(e.param, e.source) for e in evidence] == [(arg.name, "feedback")] and message[:20] in evidence[0].why
+
+
+@pytest.mark.parametrize(("kind", "message"), [
+    ("ValueError", "math domain error"),
+    ("AttributeError", "'Model' object has no attribute 'fc2'"),  # the code's own object, not our argument
+    ("KeyError", "'var'"),  # no mapping of ours to add it to
+])
+def test_an_exception_that_names_no_argument_of_ours_gives_no_probe(kind: str, message: str) -> None:
+    assert refine(_fixtures(SCORES), _raised(kind, message)) is None
