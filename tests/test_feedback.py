@@ -27,6 +27,8 @@ TABLE = FixtureArg(name="stats", spec=ValueSpec(kind="dict_str_float", params={"
     (OPTIONS, "AttributeError", "'Namespace' object has no attribute 'warmup'", "attrs", {"lr": 0.1, "warmup": 1}),
     (SCORES, "AttributeError", "'numpy.ndarray' object has no attribute 'detach'", "container", "torch"),
     (TABLE, "KeyError", "'var'", "keys", ["conf", "var"]),
+    (SCORES, "TypeError", "cross_entropy_loss(): argument 'target' (position 2) must be Tensor, not numpy.ndarray",
+     "container", "torch"),
 ])
 def test_each_exception_changes_the_argument_it_names_in_every_case(arg, kind, message, param, expected) -> None:
     found = refine(_fixtures(arg, FixtureArg(name="other", spec=ValueSpec(kind="literal", params={"value": 3}))),

@@ -47,7 +47,7 @@ def _mib(size: float) -> str:
 # --- defining and calling ---------------------------------------------------------------------
 
 
-LOAD_SECONDS = 8.0  # a module whose top level runs longer (a training script) is defined from its closure
+LOAD_SECONDS = 6.0  # a module whose top level runs longer (a training script) is defined from its closure
 
 
 class _LoadTimedOut(BaseException):
@@ -80,7 +80,9 @@ def _define(request: dict) -> tuple[object, str]:
     stubs.install(request.get("stubs", []))  # modules the runner lacks get stand-ins (fixtures.stubs)
     sys.argv = [filename]  # a top-level argparse reads its defaults, not the runner's arguments
     clash = sys.modules.get(name.split(".")[0])
-    if clash is not None and not (getattr(clash, "__file__", None) or "").startswith(root + os.sep):
+    if request.get("closure_only"):  # an earlier case of this run found its top level cannot run
+        why = str(request["closure_only"]).split(" raised ", 1)[-1] + " (on the run's first case)"
+    elif clash is not None and not (getattr(clash, "__file__", None) or "").startswith(root + os.sep):
         why = f"the name `{name}` is taken by a module the runner imports"
     else:
         def timed_out(*_):

@@ -461,6 +461,10 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
             supervisor.emit({"event": "load_failed", "exception": record["exception"], "blocked": record["blocked"]})
             break
         supervisor.emit({"event": "case", "case_id": case["case_id"], **record, **({"end": end} if end else {})})
+        if str(record.get("loaded", "")).startswith("defined from its closure"):
+            # its module's top level could not run: the next cases are not made to pay for finding that out again
+            request = {**request, "closure_only": record["loaded"]}
+            supervisor.request = request
         if end == "timeout" or (end == "killed" and "SIGXCPU" in record.get("ended", "")):
             break  # the run's time is spent: the other cases are not reached
         supervisor.reap()
