@@ -370,3 +370,25 @@ def test_two_scans_are_equal(repo):
 
 def test_textwrap_specimens_are_dedented():
     assert textwrap.dedent(TRAIN) == TRAIN
+
+
+def test_a_loop_over_repeats_is_no_batch_loop_and_a_reset_before_training_is_once_before(tmp_path):
+    root = tmp_path / "repo"
+    _write(root, {"hardness/metrics.py": METRICS, "scripts/repeat.py": textwrap.dedent('''\
+        from hardness.metrics import Tracker
+
+
+        def main(config, model, evalloader):
+            tracker = Tracker(100)
+            for seed in range(config.repeat):
+                tracker.reset()
+                for e in range(config.epoch):
+                    for x, y in evalloader:
+                        model(x)
+                    tracker.update(model, evalloader)
+                scores = tracker.compute()
+            return scores
+        ''')})
+    (site,) = _sites(root)["hardness/metrics.py::Tracker"]
+    assert [(h.method, h.cadence) for h in site.hooks] == [
+        ("reset", "once_before_loop"), ("update", "per_epoch"), ("compute", "once_after_loop")]

@@ -40,7 +40,7 @@ SOURCE_ORDER = {"script": 0, "notebook": 1, "readme": 2, "test": 3, "module": 4}
 
 ArgKind = Literal["literal", "namespace", "loader", "dataset", "model", "optimizer", "loss", "device", "array",
                   "tensor", "dataframe", "mapping", "sequence", "path", "callable", "probs", "logits", "labels"]
-Cadence = Literal["per_batch", "per_epoch", "chosen_epochs", "once_after_loop", "once"]
+Cadence = Literal["per_batch", "per_epoch", "chosen_epochs", "once_before_loop", "once_after_loop", "once"]
 Source = Literal["script", "test", "notebook", "readme", "module"]
 
 
@@ -163,6 +163,30 @@ class _Site:
     source: Source
     args: list[ArgEvidence]
     hooks: list[HookCall] = field(default_factory=list)
+    loops: list[tuple[ast.stmt, ...]] = field(default_factory=list)  # the loops around each hook call, in order
+
+    def driven(self) -> list[HookCall]:
+        """The hooks, with a call made in a loop before another loop of training that calls the instance again
+        (`scorer.init()` in a loop over seeds, before its loop over epochs) read as once before training, and one
+        made after it in the same outer loop (`scorer.scores()`) as once after."""
+        out = []
+        for hook, loops in zip(self.hooks, self.loops):
+            deeper = [(other.line, extra) for other, extra in ((o, lo[len(loops):]) for o, lo in zip(self.hooks, self.loops)
+                                                               if lo[:len(loops)] == loops and len(lo) > len(loops))]
+            training = [line for line, extra in deeper if any(not _BATCHY_LOOP(loop) for loop in extra)]
+            if loops and any(line > hook.line for line in training):
+                hook = hook.model_copy(update={"cadence": "once_before_loop"})
+            elif loops and training and all(line < hook.line for line in training):
+                hook = hook.model_copy(update={"cadence": "once_after_loop"})  # after its training loop, in a repeat
+            out.append(hook)
+        return out
+
+
+def _BATCHY_LOOP(loop: ast.stmt) -> bool:  # noqa: N802 - read as a predicate on a loop
+    """A loop over batches by its text (`for x, y in loader`), as `_Scan._batchy` reads it without tracing."""
+    if not isinstance(loop, ast.For | ast.AsyncFor):
+        return False
+    return bool(_BATCHY.search(f"{ast.unparse(loop.iter)} {ast.unparse(loop.target)}".lower()))
 
 
 @dataclass
@@ -188,7 +212,7 @@ def find_call_sites(root: Path, entries: Sequence[Entry],
             continue
         for site in sites:
             found[f"{site.entry.path}::{site.entry.qualname}"].append(site)
-    return {key: [CallSite(path=s.path, line=s.line, source=s.source, args=s.args, hooks=s.hooks)
+    return {key: [CallSite(path=s.path, line=s.line, source=s.source, args=s.args, hooks=s.driven())
                   for s in sorted(sites, key=lambda s: s.order)[:MAX_SITES]] for key, sites in found.items()}
 
 
@@ -739,6 +763,7 @@ class _Scan:
             b.site.hooks.append(HookCall(method=method, line=self.unit.where(call.lineno)[1],
                                          cadence=self._cadence(call, ctx, b),
                                          args=self.bind_args(call, params, ctx.scope)))
+            b.site.loops.append(ctx.loops)
         for m in self.repo.methods.get((entry.name, method), []):
             if m.path == entry.path and not full(m):
                 out.append(self.site(m, call, _drop_self(m), ctx.scope))
@@ -748,7 +773,7 @@ class _Scan:
         same = b.ctx.scope is ctx.scope
         loops = [loop for loop in ctx.loops if not (same and any(loop is o for o in b.ctx.loops))]
         if loops:
-            if len(loops) > 1 or any(self._batchy(loop, ctx.scope) for loop in loops):
+            if any(self._batchy(loop, ctx.scope) for loop in loops):  # a loop over seeds or folds is no batch loop
                 return "per_batch"
             outer = len(ctx.loops) - len(loops)
             target = loops[0].target if isinstance(loops[0], ast.For | ast.AsyncFor) else None

@@ -170,6 +170,10 @@ def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bo
                 args, kwargs = _arguments(method_args.get(method, []), case, current, info, device, scratch)
                 getattr(instance, method)(*args, **kwargs)
 
+    for method, when in cadence.items():  # called once before training, as its repository's loop does (`init()`)
+        if when == "start":
+            args, kwargs = _arguments(method_args.get(method, []), case, run, {}, device, scratch)
+            getattr(instance, method)(*args, **kwargs)
     before = _listing(scratch)
     training.train(run.spec, listener, run=run)
     value = _final(instance, protocol, case, run, device, scratch)

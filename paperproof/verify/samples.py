@@ -92,7 +92,7 @@ def notes(entry: Entry, fixtures: FixtureSet, result: RunResult | None = None) -
     protocol = next((case.protocol for case in fixtures.cases if case.protocol), None)
     if protocol:
         words = {"batch": "per batch", "epoch": "per epoch", "chosen": "at chosen epochs (the first, middle and last)",
-                 "end": "once after training"}
+                 "start": "once before training", "end": "once after training"}
         hooks = ", ".join(f"{m}() {words.get(when, 'per ' + when)}" for m, when in protocol.get("hooks", []))
         final = f", then {protocol['final']}" if protocol.get("final") else ""
         driven = (f"as its repository's own loop drives it ({protocol['loop']})" if protocol.get("loop") else
