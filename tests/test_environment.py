@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import os
+import subprocess
+import sys
 import textwrap
 import zipfile
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
-from paperproof.runner.environment import declared, prepare, uv_binary
+from paperproof.runner import torch_builds
+from paperproof.runner.environment import declared, prepare, uv_binary, wanted
 from paperproof.verify.checkout import verify_path
 
 pytestmark = pytest.mark.skipif(uv_binary() is None, reason="uv is not installed")
@@ -101,3 +107,137 @@ def test_a_verified_checkout_runs_with_its_environment_and_its_page_says_which(t
     notes = samples["tripled_scores"].notes
     assert any("installed for this repository from wheels: paperproof-probe-pkg==2.0" in n for n in notes)
     assert any("stand-in modules: paperproof_absent_nowhere" in n for n in notes)
+
+
+def test_a_package_installed_for_the_repository_whose_import_raises_is_named_with_its_error(tmp_path, offline_index):
+    make_wheel(offline_index, "paperproof-probe-broken", "1.0", "raise RuntimeError('operator probe::nms does not exist')\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "scores.py").write_text(textwrap.dedent('''
+        import numpy as np
+        import paperproof_probe_broken
+
+
+        def doubled_scores(scores):
+            """Scores times the package's scale."""
+            return paperproof_probe_broken.SCALE * np.asarray(scores)
+    '''))
+    sample = {s.qualname: s for s in verify_path(repo, everything=True, workers=1, environments=tmp_path / "envs")}["doubled_scores"]
+    assert sample.status == "unverified"
+    assert ("could not be defined: ImportError: paperproof_probe_broken is installed for this repository, but importing "
+            "it raised RuntimeError: operator probe::nms does not exist") in sample.reason, sample.reason
+    assert "not installed" not in sample.reason
+
+
+# --- frameworks tied to the runner: torchvision and torchaudio to its torch, jax to its numpy ---------------
+
+
+def test_the_torch_extension_release_is_the_one_built_for_the_runners_torch():
+    assert torch_builds.matching("torchvision", "2.13.0+cpu") == "==0.28.*"
+    assert torch_builds.matching("torchvision", "2.4.1") == "==0.19.*"
+    assert torch_builds.matching("torchvision", "1.13.1") == "==0.14.*"
+    assert torch_builds.matching("torchaudio", "2.13.0+cpu") == "==2.13.*"
+    assert torch_builds.matching("torchtext", "2.13.0") is None and torch_builds.matching("torchvision", "") is None
+
+
+def test_frameworks_tied_to_the_runner_are_wanted_as_it_needs_not_as_pinned(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torchvision==0.8.2\njax==0.2.17\nflax\n")
+    (tmp_path / "model.py").write_text("import torchvision\nimport torchaudio\nimport jax\nimport flax\nimport torchtext\n"
+                                       "import tensorflow\n")
+    notes: list[str] = []
+    want, refuse = wanted(tmp_path, {"torch": "2.13.0+cpu", "numpy": "2.4.6"}, notes)
+    assert want == {"torchvision": "==0.28.*", "torchaudio": "==2.13.*", "jax": "", "jaxlib": "", "flax": ""}
+    assert refuse == {"torchtext": "built against one torch release, and none is known to match the runner's torch 2.13.0+cpu",
+                      "tensorflow": "a framework too large to install per repository"}
+    assert notes == ["jax: the repository asks for ==0.2.17; installed the newest that runs beside the runner's numpy 2.4.6 instead.",
+                     "torchvision: the repository asks for ==0.8.2; installed the release built for the runner's torch "
+                     "2.13.0+cpu instead."]
+    assert wanted(tmp_path, {"numpy": "2.4.6"})[1]["torchvision"] == "built against torch, which the runner lacks"
+
+
+def test_an_extensions_compiled_library_that_needs_a_cuda_torch_is_found_unloadable_from_its_elf(tmp_path):
+    torch_lib = torch_builds.runner_torch_libraries()
+    assert torch_lib is not None and torch_builds.elf_needed(torch_lib / "libtorch.so") == ["libtorch_cpu.so"]
+    assert torch_builds.elf_needed(tmp_path / "absent.so") is None
+    package = tmp_path / "env" / "torchvision"
+    (package / "ops").mkdir(parents=True)
+    (package / "ops" / "boxes.py").write_text("import torch\ndef nms(b, s, t):\n    return torch.ops.torchvision.nms(b, s, t)\n"
+                                              "def _grad(x):\n    return torch.ops.torchvision._nms_backward(x)\n")
+    os.symlink(torch_lib / "libtorch.so", package / "_C.so")  # an ELF that needs libtorch_cpu.so
+    assert torch_builds.unloadable(package, torch_lib) == ([], [])
+    lacking = tmp_path / "cpu-lib"  # a torch without the library it needs, as a CPU torch lacks libtorch_cuda.so
+    lacking.mkdir()
+    assert torch_builds.unloadable(package, lacking) == (["_C.so"], ["libtorch_cpu.so"])
+    line = torch_builds.note(tmp_path / "env", "torchvision==0.28.0", "2.13.0+cpu", lacking)
+    assert line is not None and line.startswith("torchvision 0.28.0 with its compiled ops missing: nms (_C.so need "
+                                                "libtorch_cpu.so, from a CUDA torch; the runner's torch is 2.13.0+cpu)")
+    assert torch_builds.note(tmp_path / "env", "torchvision==0.28.0", "2.13.0+cpu", torch_lib) is None
+
+
+@lru_cache(maxsize=1)
+def _registry_reachable() -> bool:
+    uv = uv_binary()
+    try:
+        done = subprocess.run([uv, "pip", "compile", "-", "--no-header", "-q", "--python-version", "3.11"], input="pillow\n",
+                              capture_output=True, text=True, timeout=60) if uv else None
+    except subprocess.TimeoutExpired:
+        return False
+    return done is not None and done.returncode == 0
+
+
+needs_registry = pytest.mark.skipif("not _registry_reachable()", reason="the package registry is not reachable")
+
+CHILD_IMPORT = textwrap.dedent("""
+    import json, sys
+    sys.path.append(sys.argv[1])  # as the sandbox child does (runner.child._define)
+    from paperproof.fixtures import stubs
+    stubs.install([])
+    exec(sys.argv[2])
+""")
+
+
+@needs_registry
+def test_torchvision_from_the_registry_imports_beside_the_runners_torch_with_its_missing_ops_noted(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text("torchvision==0.8.2\n")
+    (repo / "model.py").write_text("import torchvision\nimport torchvision.transforms as T\n")
+    env = prepare(repo, Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs")))
+    assert env.path is not None and any(p.startswith("torchvision==0.28.") for p in env.installed), env.not_installed
+    assert any(n.startswith("torchvision 0.28.") and "compiled ops missing: " in n and "nms" in n for n in env.notes), env.notes
+    code = textwrap.dedent("""
+        import torch, torchvision, torchvision.transforms as T, torchvision.datasets
+        model = torchvision.models.resnet18().eval()
+        out = {"shape": list(model(torch.zeros(1, 3, 64, 64)).shape),
+               "flip": list(T.RandomHorizontalFlip(1.0)(torch.arange(4.0).view(1, 1, 4)).flatten().tolist())}
+        try:
+            torchvision.ops.nms(torch.rand(3, 4), torch.rand(3), 0.5)
+        except ModuleNotFoundError as exc:
+            out["nms"] = exc.name
+        print(json.dumps(out))
+    """)
+    done = subprocess.run([sys.executable, "-c", CHILD_IMPORT, env.path, code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"shape": [1, 1000], "flip": [3.0, 2.0, 1.0, 0.0], "nms": "torchvision._C"}
+
+
+@needs_registry
+def test_jax_and_flax_from_the_registry_run_on_the_cpu_beside_the_runners_numpy(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "model.py").write_text("import jax\nimport jax.numpy as jnp\nimport flax.linen as nn\n")
+    env = prepare(repo, Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs")))
+    names = {p.split("==")[0] for p in env.installed}
+    assert {"jax", "jaxlib", "flax"} <= names and "numpy" not in names, (env.installed, env.not_installed)
+    code = textwrap.dedent("""
+        import jax, jax.numpy as jnp, numpy, flax.linen as nn
+        layer = nn.Dense(2)
+        params = layer.init(jax.random.PRNGKey(0), jnp.ones((1, 3)))
+        print(json.dumps({"ones": jnp.ones(3).tolist(), "device": jax.devices()[0].platform,
+                          "dense": list(layer.apply(params, jnp.ones((1, 3))).shape), "numpy": numpy.__file__}))
+    """)
+    done = subprocess.run([sys.executable, "-c", CHILD_IMPORT, env.path, code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["ones"] == [1.0, 1.0, 1.0] and out["device"] == "cpu" and out["dense"] == [1, 2]
+    assert not out["numpy"].startswith(env.path)  # the runner's numpy

@@ -35,7 +35,7 @@ EXPECTED = {
     "benign": ("ran", r"^returned on (\d+) of \1 cases"),
     "uses_local_module": ("ran", r"^returned on (\d+) of \1 cases"),
     # A stand-in module is given (fixtures.stubs): the module loads, and the call that uses it says what it needs.
-    "missing_package": ("unverified", r"^needs module hostile_tensorflow_addons, which the runner does not have \(nothing is installed at run time\)"),
+    "missing_package": ("unverified", r"^needs module hostile_tensorflow_addons, which could not be had in the sandbox: needs hostile_tensorflow_addons"),
     "net_connect": ("unverified", r"^blocked by the sandbox on every case: network: (Connection refused|Network is unreachable)"),
     "dns_lookup": ("unverified", r"^blocked by the sandbox on every case: network: name resolution is not available"),
     "write_outside": ("unverified", r"^blocked by the sandbox on every case: filesystem: .*checkpoint\.npy is read-only in the sandbox"),

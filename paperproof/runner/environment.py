@@ -8,6 +8,14 @@ import (`fixtures.stubs.missing_imports`), resolve those against the runner's ow
 a folder keyed by the resolved set. The sandbox sees that folder read-only, after the runner's own
 packages, so numpy, pandas and torch stay the runner's. A framework we do not install (too large
 for the machine) or that does not resolve is left to a stand-in module, and the sample says so.
+
+Some frameworks are tied to the runner rather than to the repository's pins. torchvision and
+torchaudio are built against one torch: the release matching the runner's torch is installed
+(`torch_builds.matching`), never torch itself; where the registry's build links a CUDA torch, its
+compiled ops cannot load beside the runner's CPU one and the environment's `notes` name them (its
+Python parts still import: `fixtures.stubs.declare_unloadable_ops`). jax, jaxlib and flax run on the
+CPU from the registry's wheels, in the newest release that resolves beside the runner's numpy (an old
+pinned jaxlib is built against a numpy the runner does not have).
 """
 
 from __future__ import annotations
@@ -24,15 +32,22 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paperproof.fixtures.stubs import missing_imports
+from paperproof.fixtures.stubs import ENVIRONMENT_MARK, missing_imports
+from paperproof.runner import torch_builds
 
 ENV_VERSION = "1"
-# Never installed per repository: the size of the machine (a CPU tensorflow is about 600 MB unpacked).
-TOO_LARGE = frozenset({"tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel", "tf-nightly", "jax",
-                       "jaxlib", "mxnet", "paddlepaddle", "cupy", "torch", "pytorch", "deepspeed", "vllm",
-                       "apex", "flash-attn", "detectron2"})
-# Built against one torch build: the registry's wheels need its CUDA torch, not the runner's CPU one.
+# Never installed per repository: the size of the machine (a CPU tensorflow is about 600 MB unpacked), or
+# the runner's own (torch).
+TOO_LARGE = frozenset({"tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel", "tf-nightly", "mxnet",
+                       "paddlepaddle", "cupy", "torch", "pytorch", "deepspeed", "vllm", "apex", "flash-attn",
+                       "detectron2"})
+# Built against one torch release: the one matching the runner's torch is installed where there is a rule
+# for it (`torch_builds.matching`); the others are not.
 TORCH_BUILT = frozenset({"torchvision", "torchaudio", "torchtext", "torchdata", "torch-scatter", "torch-sparse"})
+# Built against numpy's ABI and each other: the newest release that resolves beside the runner, whatever
+# the repository pins. jax needs jaxlib (what `jax[cpu]` adds).
+RUNNER_TIED = frozenset({"jax", "jaxlib", "flax"})
+WITH = {"jax": ("jaxlib",), "flax": ("jax", "jaxlib")}
 # Import names whose distribution is named otherwise.
 DISTRIBUTIONS = {
     "cv2": "opencv-python-headless", "PIL": "pillow", "sklearn": "scikit-learn", "skimage": "scikit-image",
@@ -100,11 +115,13 @@ def _read(path: Path) -> str:
 @dataclass
 class Environment:
     """What a repository's runs get besides the runner: `path` (None when nothing was installed), the
-    packages in it as name==version, and the imports left to stand-ins with why."""
+    packages in it as name==version, the imports left to stand-ins with why, and `notes` on what was
+    installed otherwise than asked (a torchvision whose compiled ops are missing, a pin not followed)."""
 
     path: str | None = None
     installed: list[str] = field(default_factory=list)
     not_installed: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what of the installed packages works partly, and why
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -114,6 +131,7 @@ class Environment:
         notes = []
         if self.installed:
             notes.append("Ran with packages installed for this repository from wheels: " + ", ".join(self.installed) + ".")
+        notes.extend(self.notes)
         for name, why in sorted(self.not_installed.items()):
             notes.append(f"needs {name}, not installed: {why}.")
         return notes
@@ -134,19 +152,40 @@ def _runner_packages(uv: str) -> dict[str, str]:
     return found
 
 
-def wanted(root: Path, runner: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(distribution -> specifier to install, distribution -> why not) for the imports the runner lacks."""
+def wanted(root: Path, runner: dict[str, str], notes: list[str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """(distribution -> specifier to install, distribution -> why not) for the imports the runner lacks.
+    A repository's pin not followed (a framework tied to the runner) gets a line in `notes`."""
     pins = declared(root)
     want, refuse = {}, {}
+    torch = runner.get("torch", "")
     for module in missing_imports(str(root)):
         dist = normalise(DISTRIBUTIONS.get(module, module))
         if dist in TOO_LARGE:
             refuse[module] = "a framework too large to install per repository"
-        elif dist in TORCH_BUILT and "+" in runner.get("torch", ""):
-            refuse[module] = f"the registry has no build of it for the runner's torch {runner['torch']}"
-        elif dist not in runner:
+        elif dist in runner:
+            continue
+        elif dist in TORCH_BUILT:
+            spec = torch_builds.matching(dist, torch) if torch else None
+            if spec is None:
+                refuse[module] = (f"built against one torch release, and none is known to match the runner's torch {torch}"
+                                  if torch else "built against torch, which the runner lacks")
+            else:
+                want[dist] = spec
+                _not_followed(notes, dist, pins, spec, f"the release built for the runner's torch {torch}")
+        elif dist in RUNNER_TIED:
+            for name in (dist, *WITH.get(dist, ())):
+                if name not in runner:
+                    want[name] = ""
+            _not_followed(notes, dist, pins, "", "the newest that runs beside the runner's numpy "
+                          f"{runner.get('numpy', '')}".rstrip())
+        else:
             want[dist] = pins.get(dist, "")
     return want, refuse
+
+
+def _not_followed(notes: list[str] | None, dist: str, pins: dict[str, str], spec: str, why: str) -> None:
+    if notes is not None and pins.get(dist) and pins[dist] != spec:
+        notes.append(f"{dist}: the repository asks for {pins[dist]}; installed {why} instead.")
 
 
 def _compile(uv: str, requirements: list[str], constraints: list[str], scratch: Path, extra: list[str]) -> list[tuple[str, list[str]]] | None:
@@ -187,23 +226,25 @@ def _keep(resolved: list[tuple[str, list[str]]], runner: dict[str, str], roots: 
 
 
 def _resolve(uv: str, want: dict[str, str], constraints: list[str], scratch: Path, extra: list[str],
-             env: Environment) -> list[tuple[str, list[str]]]:
+             env: Environment, why: dict[str, str] | None = None) -> list[tuple[str, list[str]]]:
     """All wanted packages as declared, if they resolve together; else one at a time, each as declared,
-    then unpinned, kept when it still resolves with those kept before it."""
+    then unpinned (a package built for the runner's torch only as asked), kept when it still resolves
+    with those kept before it; `why` says why one that does not was not installed, where known."""
     everything = _compile(uv, sorted(f"{n}{s}" for n, s in want.items()), constraints, scratch, extra)
     if everything is not None:
         return everything
     chosen: list[str] = []
     resolved: list[tuple[str, list[str]]] = []
     for name in sorted(want):
-        for requirement in ([f"{name}{want[name]}"] if want[name] else []) + [name]:
+        tied = name in TORCH_BUILT
+        for requirement in ([f"{name}{want[name]}"] if want[name] else []) + ([] if tied and want[name] else [name]):
             found = _compile(uv, [*chosen, requirement], constraints, scratch, extra)
             if found is not None:
                 chosen.append(requirement)
                 resolved = found
                 break
         else:
-            env.not_installed[name] = "no wheel resolves beside the runner's packages"
+            env.not_installed[name] = (why or {}).get(name, "no wheel resolves beside the runner's packages")
     return resolved
 
 
@@ -214,8 +255,10 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None) -> Environm
         return Environment(not_installed={m: "uv is not installed, so nothing is installed per repository"
                                           for m in missing_imports(str(root))})
     runner = _runner_packages(uv)
-    want, refuse = wanted(root, runner)
-    env = Environment(not_installed=refuse)
+    env = Environment()
+    want, env.not_installed = wanted(root, runner, env.notes)
+    torch = runner.get("torch", "")
+    why = {n: f"the registry has no {n}{s} for the runner's torch {torch}" for n, s in want.items() if n in TORCH_BUILT}
     if not want:
         return env
     cache.mkdir(parents=True, exist_ok=True)
@@ -229,7 +272,7 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None) -> Environm
             resolved, refused = json.loads(memo.read_text())
             env.not_installed.update(refused)
         except (OSError, ValueError):
-            resolved = _resolve(uv, want, constraints, scratch, extra or [], env)
+            resolved = _resolve(uv, want, constraints, scratch, extra or [], env, why)
             tmp = memo.with_suffix(f".{os.getpid()}")
             tmp.write_text(json.dumps([resolved, {k: v for k, v in env.not_installed.items() if k in want}]))
             os.replace(tmp, memo)
@@ -238,7 +281,7 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None) -> Environm
             return env
         key = hashlib.sha256("\n".join([ENV_VERSION, sys.version, *pins]).encode()).hexdigest()[:16]
         target = cache / key
-        if not (target / ".complete").is_file():
+        if not (target / ENVIRONMENT_MARK).is_file():
             building = cache / f".{key}-{os.getpid()}"
             shutil.rmtree(building, ignore_errors=True)
             done = subprocess.run([uv, "pip", "install", "--target", str(building), "--no-deps", "--only-binary", ":all:",
@@ -247,15 +290,25 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None) -> Environm
                 shutil.rmtree(building, ignore_errors=True)
                 env.not_installed.update({n: "its wheels did not install" for n in want if n not in env.not_installed})
                 return env
-            (building / ".complete").write_text(json.dumps(pins))
+            (building / ENVIRONMENT_MARK).write_text(json.dumps(pins))  # the child knows the folder by it
             try:
                 os.rename(building, target)  # atomic: a half-built environment is never used
             except OSError:  # another build made it first
                 shutil.rmtree(building, ignore_errors=True)
         env.path, env.installed = str(target), pins
+        env.notes.extend(_extension_notes(target, pins, torch))
         return env
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _extension_notes(target: Path, pins: list[str], torch: str) -> list[str]:
+    """A line for each torch extension installed whose compiled libraries cannot load beside the runner's torch."""
+    extensions = [p for p in pins if normalise(p.split("==")[0]) in TORCH_BUILT]
+    if not extensions:
+        return []
+    torch_lib = torch_builds.runner_torch_libraries()
+    return [line for pin in extensions if (line := torch_builds.note(target, pin, torch, torch_lib))]
 
 
 def for_record(record, cache: Path | None) -> Environment | None:

@@ -189,8 +189,9 @@ def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
     returned = [c for c in finished if c.outcome == "returned" and c.value is not None]
     if not returned:
         if missing_modules:
-            return Verdict("unverified", f"needs module {', '.join(sorted(missing_modules))}, which the runner does not have "
-                           "(nothing is installed at run time)")
+            said = next(c.exception.message for c in finished if c.exception and c.exception.missing_module)
+            return Verdict("unverified", f"needs module {', '.join(sorted(missing_modules))}, which could not be had in "
+                           f"the sandbox: {said}")
         kinds = Counter(c.exception.type.rsplit(".", 1)[-1] for c in finished if c.exception)
         case_of = {c.case_id: c for c in fixtures.cases}
         ours = {c.case_id: made_up.refused(case_of[c.case_id], c.exception)
@@ -320,8 +321,7 @@ def _load_reason(result: RunResult) -> str:
     exc = result.load_error
     assert exc is not None
     if exc.missing_module:
-        return (f"could not be defined: module {exc.missing_module} is not installed in the runner "
-                "(nothing is installed at run time)")
+        return f"could not be defined: module {exc.missing_module} could not be had in the sandbox: {exc.message}"
     if exc.blocked:
         return f"could not be defined: {exc.blocked} (line {exc.line})" if exc.line else f"could not be defined: {exc.blocked}"
     where = f" (line {exc.line})" if exc.line else ""
