@@ -1,0 +1,60 @@
+"""Arguments from evidence: call sites, then the body's use (through the helpers it hands a parameter to), then
+names; a stronger source names the family and the name rules choose the recipe inside it."""
+
+from __future__ import annotations
+
+import textwrap
+
+from paperproof.catalogue.callsites import ArgEvidence, CallSite
+from paperproof.catalogue.extract import extract_module
+from paperproof.fixtures.synth import synthesize
+
+
+def _entry(code: str, name: str):
+    (found,) = [e for e in extract_module(textwrap.dedent(code), repo="o/r", path="m.py") if e.name == name]
+    return found
+
+
+HELPER = """
+    import torch
+
+    def _bank(net, feats_from):
+        out = []
+        for x, y in feats_from:
+            out.append(net(x))
+        return torch.cat(out)
+
+    def knn_scores(net, floader, k):
+        bank = _bank(net, floader)
+        return bank[:, :k].mean(1)
+    """
+
+
+def test_a_parameter_handed_to_a_helper_is_what_the_helper_uses_it_as():
+    fixtures = synthesize(_entry(HELPER, "knn_scores"))
+    assert fixtures.missing == [] and fixtures.cases[0].protocol is not None  # driven on the run: a loader
+    (loader,) = [e for e in fixtures.evidence if e.param == "floader"]
+    assert loader.source == "use" and "handed to `_bank()`, whose body uses `feats_from` so" in loader.why
+    assert {a.name: a.spec.params.get("role") for a in fixtures.cases[0].args}["floader"] == "loader"
+
+
+def test_a_call_site_names_the_family_and_the_name_keeps_its_recipe_inside_it():
+    code = "def confidence_of(gold_probs, opts):\n    return gold_probs.mean(axis=0) * opts.scale\n"
+    site = CallSite(path="run.py", line=7, source="script", args=[
+        ArgEvidence(param="gold_probs", expression="p", origin="np.load('p.npy')", origin_line=3, kind="array"),
+        ArgEvidence(param="opts", expression="args", origin="parser.parse_args()", origin_line=5, kind="namespace",
+                    value={"scale": 2.5, "epochs": 3})])
+    fixtures = synthesize(_entry(code, "confidence_of"), sites=[site])
+    args = {a.name: a.spec for a in fixtures.cases[0].args}
+    assert args["gold_probs"].kind == "gold_probs"  # the name's recipe, in the family the call site named
+    assert args["opts"].kind == "namespace" and args["opts"].params["attrs"]["scale"] == 2.5  # argparse defaults
+    sources = {e.param: (e.source, e.path, e.line) for e in fixtures.evidence}
+    assert sources == {"gold_probs": ("call_site", "run.py", 7), "opts": ("call_site", "run.py", 7)}
+
+
+def test_a_literal_at_the_call_site_is_passed_as_it_is():
+    code = "def top_k(scores, kk):\n    return sorted(scores)[-kk:]\n"
+    site = CallSite(path="nb.ipynb#cell-2", line=1, source="notebook", args=[
+        ArgEvidence(param="kk", expression="5", origin="5", origin_line=1, kind="literal", value=5)])
+    fixtures = synthesize(_entry(code, "top_k"), sites=[site])
+    assert all({a.name: a.spec for a in c.args}["kk"].params == {"value": 5} for c in fixtures.cases)
