@@ -47,3 +47,14 @@ def test_each_exception_changes_the_argument_it_names_in_every_case(arg, kind, m
 ])
 def test_an_exception_that_names_no_argument_of_ours_gives_no_probe(kind: str, message: str) -> None:
     assert refine(_fixtures(SCORES), _raised(kind, message)) is None
+
+
+def test_an_exception_that_names_a_parameter_left_at_its_default_gets_it_supplied() -> None:
+    made = FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs", params={"layout": "NC"}))
+    found = refine(_fixtures(SCORES), _raised("ValueError", "Not enough information: pass in either features or "
+                                                            "pred_probs."), optional={"pred_probs": made, "features": None})
+    assert found is not None
+    fixtures, evidence = found
+    assert all([a.name for a in case.args] == ["s", "pred_probs"] for case in fixtures.cases)
+    assert [(e.param, e.source) for e in evidence] == [("pred_probs", "feedback")]
+    assert "which names `pred_probs`" in evidence[0].why

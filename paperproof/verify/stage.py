@@ -10,13 +10,13 @@ from pathlib import Path
 from paperproof.catalogue.callsites import find_call_sites
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.extract import HOSTILE_TEXT
-from paperproof.catalogue.fixture_case import FixtureSet
+from paperproof.catalogue.fixture_case import FixtureArg, FixtureSet
 from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Contract, Fidelity
 from paperproof.catalogue.select import Selected
 from paperproof.fixtures import feedback, layout
-from paperproof.fixtures.synth import spec_for, synthesize
+from paperproof.fixtures.synth import optional_arguments, spec_for, synthesize
 from paperproof.plumbing.progress import bar
 from paperproof.runner import environment
 from paperproof.runner.distributed import make_executor
@@ -94,6 +94,7 @@ class _Job:
     findings: list[Fidelity] = field(default_factory=list)
     judged: verdict.Verdict | None = None
     tried: list[str] = field(default_factory=list)
+    optional: dict[str, FixtureArg | None] = field(default_factory=dict)  # left at their defaults, for probes
 
     def judge(self, fixtures: FixtureSet, result: RunResult | None) -> tuple[list[Fidelity], verdict.Verdict]:
         findings = departures.explain(self.chosen.entry, fixtures, result, fidelity.assess(fixtures, result)) \
@@ -117,7 +118,7 @@ def _probe(jobs: list[_Job], settings: RunSettings, cache: ResultCache, snapshot
     probing = [job for job in jobs if job.judged is not None and job.judged.status in PROBED]
     for round_ in range(feedback.PROBES):
         plans = [(job, *found) for job in probing
-                 if (found := feedback.refine(job.fixtures, job.result, spec_for)) is not None]
+                 if (found := feedback.refine(job.fixtures, job.result, spec_for, job.optional)) is not None]
         if not plans:
             return executed
         again, more = _run_all([RunRequest(job.chosen.entry, fx, snapshots[job.key], settings.limits,
@@ -134,7 +135,7 @@ def _probe(jobs: list[_Job], settings: RunSettings, cache: ResultCache, snapshot
             if job.judged.status in PROBED:
                 probing.append(job)
     for job in probing:
-        asked = feedback.refine(job.fixtures, job.result, spec_for)
+        asked = feedback.refine(job.fixtures, job.result, spec_for, job.optional)
         if asked is not None and _returned(job.result) == 0:
             job.judged = verdict.Verdict(status="unverified", reason=(
                 f"probe budget spent: {feedback.PROBES} probe runs refined its arguments from its own exceptions "
@@ -159,8 +160,10 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         for chosen in work.selected:
             called = sites.get(f"{chosen.entry.path}::{chosen.entry.qualname}", [])
             try:
-                jobs.append(_Job(key, chosen, synthesize(chosen.entry, _snapshot(work), paths, called),
-                                 contracts.draft(chosen.entry)))
+                fixtures = synthesize(chosen.entry, _snapshot(work), paths, called)
+                driven = bool(fixtures.cases) and fixtures.cases[0].protocol is not None
+                jobs.append(_Job(key, chosen, fixtures, contracts.draft(chosen.entry),
+                                 optional=optional_arguments(chosen.entry, called, driven)))
             except HOSTILE_TEXT as exc:  # its declarations are repository text too: a record, not the end
                 skipped.append((repos[key].record.repo, f"{chosen.entry.path}::{chosen.entry.qualname}",
                                 f"no fixture or contract could be drafted: {type(exc).__name__}"))
