@@ -18,17 +18,16 @@ EXPECTED = {
         ("ran_violates", "VIOLATES", "broke its own promise: returns float (its annotation), got ndarray"),
     ("paperproof-specimens/perturb-kit", "str2bool"):
         ("ran_violates", "VIOLATES", "returns bool (its annotation), got str"),
-    ("paperproof-specimens/perturb-kit", "run_name"):
-        ("ran_fixture", "RAISES", "'Namespace' object has no attribute 'hardness' — at its input boundary, so charged "
-         "to our fixture: our choice of `args` = namespace failed"),
+    ("paperproof-specimens/perturb-kit", "run_name"):  # `args.hardness`, which no rule names: a probe run asks
+        ("ran", None, "returned on 6 of 6 cases"),
     ("paperproof-specimens/dynamics-maps-fork", "compute_train_dy_metrics"):
         ("ran_draft_wrong", "OUTPUT_MISDECLARED", "our draft said it returns DataFrame"),
     ("paperproof-specimens/stats-plots", "rank_hardest"):
         ("ran_draft_wrong", "OUTPUT_MISDECLARED", "returns list"),
     ("paperproof-specimens/legacy-tf-maps", "DataMapCallback"):
-        ("unverified", None, "needs module tensorflow, which the runner does not have"),
+        ("unverified", None, "needs module tensorflow, which could not be had in the sandbox"),
     ("paperproof-specimens/stats-plots", "plot_data_map"):
-        ("unverified", None, "needs module matplotlib, which the runner does not have"),
+        ("unverified", None, "needs module matplotlib, which could not be had in the sandbox"),
     ("paperproof-specimens/legacy-tf-maps", "read_jsonl"):  # it reads a file of the training run's logs
         ("ran", None, "returned on 4 of 4 cases"),
     ("paperproof-specimens/dynamics-maps", "correctness_counts"):
@@ -178,7 +177,12 @@ def test_tiers(samples):
     assert samples["paperproof-specimens/dynamics-maps", "confidence_scores"]["metamorphic_tier"] == "relational"
     # Seeded label noise does not follow a permutation of the samples: deterministic, not relational.
     assert samples["paperproof-specimens/perturb-kit", "flip_labels_uniform"]["metamorphic_tier"] == "deterministic"
-    assert samples["paperproof-specimens/perturb-kit", "run_name"]["metamorphic_tier"] is None
+    assert samples["paperproof-specimens/perturb-kit", "run_name"]["metamorphic_tier"] == "deterministic"
+
+
+def test_an_option_no_rule_names_is_given_what_a_probe_run_asked_for(samples):
+    (args,) = [a for a in samples["paperproof-specimens/perturb-kit", "run_name"]["arguments"] if a["param"] == "args"]
+    assert args["source"] == "feedback" and "'Namespace' object has no attribute 'hardness'" in args["why"]
 
 
 def test_identical_behaviour_is_linked_across_forks(samples):

@@ -3,7 +3,7 @@ each (through the cache), and the judgement of what it did, as one sample per en
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,39 +109,90 @@ def _returned(result: RunResult | None) -> int:
     return sum(1 for c in result.cases if c.outcome == "returned") if result is not None else 0
 
 
-def _probe(jobs: list[_Job], settings: RunSettings, cache: ResultCache, snapshots: dict[str, str],
-           commits: dict[str, str | None], env_dirs: dict[str, str | None]) -> int:
-    """Probe runs (`fixtures.feedback`): an entry that raised on our arguments runs again with what its exception
-    asked for, up to `feedback.PROBES` times; a probe is kept when at least as many cases returned. One whose
-    budget ran out with its exception still asking, and no case returned, is unverified, with the reason."""
-    executed = 0
-    probing = [job for job in jobs if job.judged is not None and job.judged.status in PROBED]
+Run = Callable[[str, list[tuple["_Job", FixtureSet]]], dict[tuple[str, str, str, str], RunResult]]
+
+
+def _cheap(fixtures: FixtureSet) -> FixtureSet:
+    """A probe: the first case alone, so a guess costs one import of the code, not one per case."""
+    return fixtures.model_copy(update={"cases": fixtures.cases[:1]})
+
+
+def _full(jobs: list[tuple[_Job, FixtureSet, str | None]], run: Run, label: str) -> None:
+    """Every case of the fixtures a probe found, kept where at least as many cases return as before (a layout only
+    where the code accepts it: `words` says which, for the page)."""
+    again = run(label, [(job, fx) for job, fx, _ in jobs])
+    for job, fx, words in jobs:
+        ran = _unblocked(fx, again.get(_key(job.chosen.entry, fx)))
+        findings, judged = job.judge(fx, ran)
+        first = job.judged
+        if words is not None:
+            if judged.status in ("ran_fixture", "unverified") or first is None:
+                job.tried.append(words)
+                continue
+            note = (f"With our first layout it {first.reason.split(' — ')[0]}; tried {', '.join([*job.tried, words])}: "
+                    f"the code accepted {words}, which was kept.")
+            fx = fx.model_copy(update={"choices": [*fx.choices, note]})
+        elif _returned(ran) < _returned(job.result):
+            continue
+        job.fixtures, job.result, job.findings, job.judged = fx, ran, findings, judged
+
+
+def _probe(jobs: list[_Job], run: Run) -> None:
+    """Probe runs (`fixtures.feedback`): an entry that raised on our arguments runs its first case again with what
+    its exception asked for, up to `feedback.PROBES` times while each probe raises anew; one whose probe returned
+    runs every case so. One whose budget ran out with its exception still asking, and no case returned, is
+    unverified, with the reason."""
+    latest = {id(job): (job.fixtures, job.result) for job in jobs
+              if job.judged is not None and job.judged.status in PROBED}
+    found: list[tuple[_Job, FixtureSet, str | None]] = []
+    spent: list[_Job] = []
+    probing = [job for job in jobs if id(job) in latest]
     for round_ in range(feedback.PROBES):
-        plans = [(job, *found) for job in probing
-                 if (found := feedback.refine(job.fixtures, job.result, spec_for, job.optional)) is not None]
+        plans = [(job, *asked) for job in probing
+                 if (asked := feedback.refine(*latest[id(job)], spec_for, job.optional)) is not None]
         if not plans:
-            return executed
-        again, more = _run_all([RunRequest(job.chosen.entry, fx, snapshots[job.key], settings.limits,
-                                           commit=commits[job.key], environment=env_dirs[job.key])
-                                for job, fx, _ in plans], settings, cache, f"probe {round_ + 1}")
-        executed += more
+            break
+        again = run(f"probe {round_ + 1}", [(job, _cheap(fx)) for job, fx, _ in plans])
         probing = []
         for job, fx, _ in plans:
-            ran = _unblocked(fx, again.get(_key(job.chosen.entry, fx)))
-            if _returned(ran) < _returned(job.result):
-                continue
-            job.fixtures, job.result = fx, ran
-            job.findings, job.judged = job.judge(fx, ran)
-            if job.judged.status in PROBED:
+            ran = _unblocked(fx, again.get(_key(job.chosen.entry, _cheap(fx))))
+            before = latest[id(job)][1]
+            said_before = before.cases[0].exception if before is not None and before.cases else None
+            said_now = ran.cases[0].exception if ran is not None and ran.cases else None
+            if _returned(ran):
+                found.append((job, fx, None))
+            elif said_now is not None and said_now != said_before:  # it got further: probe again from there
+                latest[id(job)] = (fx, ran)
                 probing.append(job)
-    for job in probing:
-        asked = feedback.refine(job.fixtures, job.result, spec_for, job.optional)
+                if round_ == feedback.PROBES - 1:
+                    spent.append(job)
+    if found:
+        _full(found, run, "probed")
+    for job in spent:
+        asked = feedback.refine(*latest[id(job)], spec_for, job.optional)
         if asked is not None and _returned(job.result) == 0:
             job.judged = verdict.Verdict(status="unverified", reason=(
                 f"probe budget spent: {feedback.PROBES} probe runs refined its arguments from its own exceptions "
                 f"and it still raised; the next would have changed {', '.join(f'`{e.param}`' for e in asked[1])} "
                 f"({asked[1][0].why})"))
-    return executed
+
+
+def _layouts(jobs: list[_Job], run: Run) -> None:
+    """An entry that raised at its input boundary on every case is tried on the other plausible layouts of its
+    arguments, each on its first case; the first the code accepts runs every case, and is kept if it holds."""
+    tried = [(job, words, alt) for job in jobs if job.judged is not None and job.judged.status == "ran_fixture"
+             for words, alt in layout.alternatives(job.fixtures)]
+    again = run("layouts", [(job, _cheap(alt)) for job, _, alt in tried])
+    chosen: dict[int, tuple[_Job, FixtureSet, str | None]] = {}
+    for job, words, alt in tried:
+        if id(job) in chosen:
+            continue
+        if _returned(_unblocked(alt, again.get(_key(job.chosen.entry, _cheap(alt))))):
+            chosen[id(job)] = (job, alt, words)
+        else:
+            job.tried.append(words)
+    if chosen:
+        _full(list(chosen.values()), run, "retry")
 
 
 def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judged:
@@ -175,30 +226,20 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
                                              commit=commits[j.key], environment=env_dirs[j.key])
                                   for j in jobs if j.fixtures.cases],
                                  settings, cache, "run")
-    retry: list[tuple[_Job, str, FixtureSet]] = []
     for job in jobs:
         job.result = _unblocked(job.fixtures, results.get(_key(job.chosen.entry, job.fixtures)))
         job.findings, job.judged = job.judge(job.fixtures, job.result)
-        if job.judged.status == "ran_fixture":
-            retry.extend((job, words, alt) for words, alt in layout.alternatives(job.fixtures))
-    again, more = _run_all([RunRequest(job.chosen.entry, alt, snapshots[job.key], settings.limits,
-                                       commit=commits[job.key], environment=env_dirs[job.key])
-                            for job, _, alt in retry], settings, cache, "retry")
-    executed += more
-    for job, words, alt in retry:
-        first = job.judged
-        if first is None or first.status != "ran_fixture":
-            continue  # an earlier alternative was accepted
-        ran = _unblocked(alt, again.get(_key(job.chosen.entry, alt)))
-        findings, judged = job.judge(alt, ran)
-        if judged.status in ("ran_fixture", "unverified"):
-            job.tried.append(words)
-            continue
-        note = (f"With our first layout it {first.reason.split(' — ')[0]}; tried {', '.join([*job.tried, words])}: "
-                f"the code accepted {words}, which was kept.")
-        job.fixtures = alt.model_copy(update={"choices": [*alt.choices, note]})
-        job.result, job.findings, job.judged = ran, findings, judged
-    executed += _probe(jobs, settings, cache, snapshots, commits, env_dirs)
+
+    def run(label: str, pairs: list[tuple[_Job, FixtureSet]]) -> dict[tuple[str, str, str, str], RunResult]:
+        nonlocal executed
+        found, more = _run_all([RunRequest(job.chosen.entry, fx, snapshots[job.key], settings.limits,
+                                           commit=commits[job.key], environment=env_dirs[job.key])
+                                for job, fx in pairs], settings, cache, label)
+        executed += more
+        return found
+
+    _probe(jobs, run)
+    _layouts(jobs, run)
     for job in jobs:
         if job.tried and job.judged is not None and job.judged.status == "ran_fixture":
             job.fixtures = job.fixtures.model_copy(update={"choices": [
