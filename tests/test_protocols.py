@@ -335,5 +335,6 @@ def test_a_module_with_an_uninstallable_import_runs_what_does_not_need_it_and_sa
     assert samples["zoom_in"].status == "unverified"
     assert "needs module paperproof_absent_augment" in samples["zoom_in"].reason
     assert any("stand-in modules: paperproof_absent_augment" in n for n in samples["get_indices"].notes)
-    assert any(n.startswith("Driven as hooks on a real training run") for n in samples["Forgetting_Score"].notes)
+    assert any(n.startswith("Driven as a training loop would (no loop of its repository calls its hooks) on a real "
+                            "training run") for n in samples["Forgetting_Score"].notes)
     assert samples["SmallNet"].status == "ran"

@@ -64,7 +64,7 @@ def test_unverified_reasons():
     missing = ExceptionInfo(type="ModuleNotFoundError", message="No module named 'tensorflow'", where="load",
                             missing_module="tensorflow")
     v = judge(FIXTURES, result([], end="load_failed", load_error=missing), CONTRACT)
-    assert v.status == "unverified" and "module tensorflow is not installed" in v.reason
+    assert v.status == "unverified" and "module tensorflow could not be had in the sandbox" in v.reason
     v = judge(FIXTURES, result(every(outcome="not_reached"), end="timeout", reason="wall-clock limit reached"), CONTRACT)
     assert v.status == "unverified" and "wall-clock" in v.reason and v.verification_level == 0
     blocked = every(outcome="blocked", exception=ExceptionInfo(type="OSError", message="unreachable",
