@@ -29,6 +29,9 @@ TABLE = FixtureArg(name="stats", spec=ValueSpec(kind="dict_str_float", params={"
     (TABLE, "KeyError", "'var'", "keys", ["conf", "var"]),
     (SCORES, "TypeError", "cross_entropy_loss(): argument 'target' (position 2) must be Tensor, not numpy.ndarray",
      "container", "torch"),
+    (OPTIONS, "AttributeError", "'Namespace' object has no attribute 'use_cuda'", "attrs", {"lr": 0.1, "use_cuda": False}),
+    (FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs")), "ValueError",
+     "pred_probs must be a 2d array. If you have a 3d pred_probs array, use the ensemble version.", "layout", "NC"),
 ])
 def test_each_exception_changes_the_argument_it_names_in_every_case(arg, kind, message, param, expected) -> None:
     found = refine(_fixtures(arg, FixtureArg(name="other", spec=ValueSpec(kind="literal", params={"value": 3}))),

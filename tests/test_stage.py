@@ -39,14 +39,15 @@ def test_the_layout_the_code_accepts_is_kept_and_a_layout_none_accepts_is_said(t
 
 OPTIONS = '''def blend(cfg, losses):
     """A weighted mix of per-sample losses."""
-    return losses * cfg.w_alpha + cfg.w_beta - cfg.w_gamma * cfg.w_delta + cfg.w_eps
+    return losses * cfg.w_alpha + cfg.w_beta - cfg.w_gamma * cfg.w_delta + cfg.w_eps + cfg.w_zeta * cfg.w_eta \
+        + cfg.w_theta
 '''
 
 
 def test_probe_runs_follow_the_codes_own_exceptions_until_their_budget_is_spent(tmp_path):
     (tmp_path / "mix.py").write_text(OPTIONS)
     (sample,) = verify_path(tmp_path, entries=["blend"], workers=1, planted=False)
-    # each probe finds one more option the code reads; five are asked for, three probes are allowed
+    # each probe finds one more option the code reads; eight are asked for, six probes are allowed
     assert sample.status == "unverified", sample.reason
-    assert sample.reason.startswith("probe budget spent: 3 probe runs refined its arguments from its own exceptions")
-    assert "'Namespace' object has no attribute 'w_delta'" in sample.reason
+    assert sample.reason.startswith("probe budget spent: 6 probe runs refined its arguments from its own exceptions")
+    assert "'Namespace' object has no attribute 'w_eta'" in sample.reason

@@ -95,6 +95,7 @@ class _Job:
     judged: verdict.Verdict | None = None
     tried: list[str] = field(default_factory=list)
     optional: dict[str, FixtureArg | None] = field(default_factory=dict)  # left at their defaults, for probes
+    probed: FixtureSet | None = None  # where probes got to, when they got further without a case returning
 
     def judge(self, fixtures: FixtureSet, result: RunResult | None) -> tuple[list[Fidelity], verdict.Verdict]:
         findings = departures.explain(self.chosen.entry, fixtures, result, fidelity.assess(fixtures, result)) \
@@ -168,6 +169,10 @@ def _probe(jobs: list[_Job], run: Run) -> None:
                     spent.append(job)
     if found:
         _full(found, run, "probed")
+    for job in jobs:  # a probe that got further without returning: the layouts are tried from where it got
+        probed = latest.get(id(job))
+        if probed is not None and probed[0] is not job.fixtures and not any(j is job for j, _, _ in found):
+            job.probed = probed[0]
     for job in spent:
         asked = feedback.refine(*latest[id(job)], spec_for, job.optional)
         if asked is not None and _returned(job.result) == 0:
@@ -181,7 +186,7 @@ def _layouts(jobs: list[_Job], run: Run) -> None:
     """An entry that raised at its input boundary on every case is tried on the other plausible layouts of its
     arguments, each on its first case; the first the code accepts runs every case, and is kept if it holds."""
     tried = [(job, words, alt) for job in jobs if job.judged is not None and job.judged.status == "ran_fixture"
-             for words, alt in layout.alternatives(job.fixtures)]
+             for words, alt in layout.alternatives(job.probed or job.fixtures)]
     again = run("layouts", [(job, _cheap(alt)) for job, _, alt in tried])
     chosen: dict[int, tuple[_Job, FixtureSet, str | None]] = {}
     for job, words, alt in tried:
