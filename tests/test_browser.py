@@ -389,6 +389,19 @@ def test_fixtures_read_as_shapes_with_their_seed_and_a_partial_ran_is_not_green(
     assert "rgb(217, 242, 217)" not in {colour for _, _, colour in partial}
 
 
+def test_a_sample_page_says_how_it_was_loaded_and_where_each_argument_came_from(bundled_site, samples, serve, driver):
+    base = serve(bundled_site)
+    record = samples["paperproof-specimens/perturb-kit", "run_name"]
+    driver.get(f"{base}/sample/{record['sample_id']}/")
+    heading = driver.find_element(By.ID, "called")
+    assert heading.text == "How it was called"
+    items = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "ul.arguments li")]
+    assert items == ["args, from a probe run: a probe run raised `AttributeError: 'Namespace' object has no attribute "
+                     "'hardness'`, so the options hold `hardness` = 1."]
+    notes = driver.find_element(By.CSS_SELECTOR, "section[aria-labelledby=code]").text
+    assert "Loaded as its repository loads it: imported `perturb.cli` as its repository does" in notes
+
+
 def test_opened_as_a_file_the_page_says_how_to_serve_it(bundled_site, serve, driver):
     driver.get((bundled_site / "index.html").as_uri())
     notice = driver.find_element(By.CSS_SELECTOR, ".file-notice")
