@@ -329,7 +329,8 @@ def _drain(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-OURS = frozenset({"paperproof-run", "stdout", "stderr"})  # the scratch folder a run is given, and the harness's files
+# the scratch folder a run is given, the harness's files, and where libraries keep their caches
+OURS = frozenset({"paperproof-run", "stdout", "stderr", ".fonts.conf", sandbox.CACHES})
 MAX_WROTE = 20
 
 
@@ -440,6 +441,11 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
         report.fallbacks.append("not root: runs as the invoking user, confined by the namespaces")
     sandbox.prctl(sandbox.PR_SET_NO_NEW_PRIVS, 1)
     sandbox.prctl(sandbox.PR_SET_DUMPABLE, 0)  # its memory and descriptors stay out of reach through /proc
+    try:
+        sandbox.write_font_config(os.getcwd())
+    except OSError as exc:
+        report.fallbacks.append(f"no font configuration of its own ({exc.strerror}): plotting libraries may try "
+                                "to write the system's font cache")
     sys.dont_write_bytecode = True  # no open for writing from here on: it would wait on this process's own listener
     refused = syscall_filter.load()
     listener = None

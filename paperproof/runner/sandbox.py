@@ -395,6 +395,24 @@ def apply_limits(limits: Limits, mapped: int, report: IsolationReport, gpu: bool
         report.fallbacks.append(f"transparent huge pages left on ({exc.strerror})")
 
 
+CACHES = ".paperproof-caches"  # where libraries keep their caches in a run (fonts, matplotlib): not the sample's writes
+FONT_CONFIG = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig><dir>/usr/share/fonts</dir><dir>/usr/local/share/fonts</dir><cachedir>{cache}</cachedir></fontconfig>
+"""
+
+
+def write_font_config(home: str) -> str:
+    """A fontconfig whose cache is in the run's own working folder. Plotting libraries a module imports at its
+    top level (matplotlib, seaborn) build a font cache; with the system's configuration fontconfig would try to
+    write `/var/cache/fontconfig`, read-only here, and the sample would be charged with that attempt. Written by
+    the harness before its system-call filter is loaded."""
+    path = os.path.join(home, ".fonts.conf")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(FONT_CONFIG.format(cache=os.path.join(home, CACHES, "fontconfig")))
+    return path
+
+
 def clean_environment(home: str) -> None:
     """Nothing from the host survives: no tokens, no proxies, no credentials."""
     os.environ.clear()
@@ -403,6 +421,12 @@ def clean_environment(home: str) -> None:
         "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
         "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "NO_PROXY": "*",
     })
+    caches = os.path.join(home, CACHES)
+    os.environ.update({"XDG_CACHE_HOME": caches, "XDG_CONFIG_HOME": os.path.join(caches, "config"),
+                       "MPLCONFIGDIR": os.path.join(caches, "matplotlib")})
+    fonts = os.path.join(home, ".fonts.conf")
+    if os.path.exists(fonts):
+        os.environ["FONTCONFIG_FILE"] = fonts
 
 
 def die_with_parent(parent: int) -> None:
