@@ -227,15 +227,10 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
     snapshots = {job.key: _snapshot(repos[job.key]) for job in jobs if job.fixtures.cases}
     commits = {key: repos[key].record.commit for key in repos}  # part of the cache key
     env_dirs = {key: env.path if env is not None else None for key, env in envs.items()}
-    results, executed = _run_all([RunRequest(j.chosen.entry, j.fixtures, snapshots[j.key], settings.limits,
-                                             commit=commits[j.key], environment=env_dirs[j.key])
-                                  for j in jobs if j.fixtures.cases],
-                                 settings, cache, "run")
-    for job in jobs:
-        job.result = _unblocked(job.fixtures, results.get(_key(job.chosen.entry, job.fixtures)))
-        job.findings, job.judged = job.judge(job.fixtures, job.result)
+    executed = 0
 
     def run(label: str, pairs: list[tuple[_Job, FixtureSet]]) -> dict[tuple[str, str, str, str], RunResult]:
+        """Each job on the given fixtures, in the sandbox through the cache; the runs made are counted."""
         nonlocal executed
         found, more = _run_all([RunRequest(job.chosen.entry, fx, snapshots[job.key], settings.limits,
                                            commit=commits[job.key], environment=env_dirs[job.key])
@@ -243,6 +238,10 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         executed += more
         return found
 
+    results = run("run", [(job, job.fixtures) for job in jobs if job.fixtures.cases])
+    for job in jobs:
+        job.result = _unblocked(job.fixtures, results.get(_key(job.chosen.entry, job.fixtures)))
+        job.findings, job.judged = job.judge(job.fixtures, job.result)
     _probe(jobs, run)
     _layouts(jobs, run)
     for job in jobs:
@@ -252,10 +251,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
     planted_sets = {id(job): cases for job in jobs if settings.planted and (cases := planted_scores.fixtures_for(
         job.chosen.entry, job.fixtures, job.result, job.findings, recognise(job.fixtures, job.result, job.findings)))
         is not None}
-    planted_runs, more = _run_all([RunRequest(job.chosen.entry, planted_sets[id(job)], snapshots[job.key], settings.limits,
-                                              commit=commits[job.key], environment=env_dirs[job.key])
-                                   for job in jobs if id(job) in planted_sets], settings, cache, "planted")
-    executed += more
+    planted_runs = run("planted", [(job, planted_sets[id(job)]) for job in jobs if id(job) in planted_sets])
     made: dict[str, list] = {key: [] for key in repos}
     for job in bar(jobs, "verify", unit="sample"):
         work = repos[job.key]
