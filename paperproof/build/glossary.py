@@ -13,7 +13,12 @@ import re
 from paperproof.build.pages import About, StatusCount, StatusIndex, Term, TermGroup
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.repo_record import REACH_VOCABULARY
-from paperproof.catalogue.sample import CONTRACT_CHECK_VOCABULARY, STATUS_VOCABULARY, TIER_VOCABULARY
+from paperproof.catalogue.sample import (
+    CHECKED_VOCABULARY,
+    CONTRACT_CHECK_VOCABULARY,
+    STATUS_VOCABULARY,
+    TIER_VOCABULARY,
+)
 
 DESCRIPTION = ("What every status, contract check, tier and fidelity value on a sample table means, and every badge "
                "of a code link.")
@@ -40,6 +45,9 @@ PARTIAL = ("A sample that ran and returned on some of its cases but not all (the
 COLUMNS: list[tuple[str, str, str, dict[str, str]]] = [
     ("Status", "status", "What happened when the entry ran, and whose fault a failure is. Each status links to every "
                          "sample that has it.", STATUS_VOCABULARY),
+    ("Checked", "checked", "For a sample that ran: what its run was checked against. A status that begins with "
+                           "“ran” says only that it ran; this says whether anything certified what it computed.",
+     {**CHECKED_VOCABULARY, "—": "Not run, so nothing to check"}),
     ("Contract", "contract", "What checking the outputs against the contract found. The contract is drafted from the "
                              "entry's own declarations: its annotations, its docstring, its name, or the definition "
                              "of the metric it was recognised as.", CONTRACT_TERMS),

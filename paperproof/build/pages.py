@@ -112,6 +112,7 @@ class TwinSample(PageModel):
     code: CodeRef = Field(validation_alias=_seed_alias("code"))
     reason: str | MISSING = MISSING
     url: str | MISSING = MISSING
+    checked: str | None | MISSING = MISSING
     fidelity: list[Fidelity] | MISSING = MISSING
     planted: PlantedHardness | None | MISSING = MISSING
 
@@ -148,6 +149,8 @@ class Verification(PageModel):
     by_repo_kind: dict[str, KindCount]
     repo_kind_vocabulary: dict[str, str]
     status_vocabulary: dict[str, str] | MISSING = MISSING
+    checked: dict[str, int] | MISSING = MISSING  # the `ran*` samples by what they checked
+    checked_vocabulary: dict[str, str] | MISSING = MISSING
     n_pointer_only_for_licence: int
     samples: list[TwinSample]
     implementations: list[Implementation] | MISSING = MISSING
@@ -294,6 +297,7 @@ class SampleListing(PageModel):
     url: str
     json_url: str
     reason: str | None = None
+    checked: str | None = None
 
 
 class StatusCount(PageModel):

@@ -55,7 +55,7 @@ from paperproof.catalogue import community
 from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, Source, task_slug
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import safe_key
-from paperproof.catalogue.sample import STATUS_VOCABULARY, Sample
+from paperproof.catalogue.sample import CHECKED_VOCABULARY, STATUS_VOCABULARY, Sample
 from paperproof.verify.evaluators import MEASURES as EVALUATION_MEASURES
 
 REPO_KIND_VOCABULARY: dict[str, str] = {
@@ -224,6 +224,9 @@ def paper_twin(paper: PaperRow, source: Source, links: Sequence[CodeLinkRow | Li
         by_repo_kind=by_kind,
         repo_kind_vocabulary=REPO_KIND_VOCABULARY,
         status_vocabulary=STATUS_VOCABULARY,
+        checked={word: n for word in CHECKED_VOCABULARY
+                 if (n := sum(1 for s in twin_samples if isinstance(s.checked, str) and s.checked == word))},
+        checked_vocabulary=CHECKED_VOCABULARY,
         n_pointer_only_for_licence=sum(1 for s in twin_samples if not s.inline_ok),
         samples=twin_samples,
         **({"implementations": rows} if (rows := implementations(twin_samples)) else {}),

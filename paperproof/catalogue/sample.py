@@ -19,6 +19,7 @@ Status = Literal["ran", "ran_violates", "ran_fixture", "ran_draft_wrong", "unver
 ContractCheck = Literal["PASSES", "VIOLATES", "OUTPUT_MISDECLARED", "RAISES"]
 MetamorphicTier = Literal["relational", "deterministic", "well_formed"]
 ClauseOrigin = Literal["annotation", "docstring", "name", "metric"]
+Checked = Literal["paper", "contracts", "nothing"]
 
 STATUS_VOCABULARY: dict[str, str] = {
     "ran": "Ran on synthesized fixtures and returned; every output met its contract, or nothing was declared to check",
@@ -26,6 +27,17 @@ STATUS_VOCABULARY: dict[str, str] = {
     "ran_fixture": "Ran, but raised at its input boundary (or on a dtype or shape error of the operation our input reached) on every case, with every layout we tried: the fault is charged to our fixture, not to the code, and the reason names our choices",
     "ran_draft_wrong": "Ran and returned, but the output contradicts the contract we drafted from its prose (docstring, name): our draft was wrong, not the code",
     "unverified": "Not run to a result: it could not be loaded, no fixture could be made for it, only a class's constructor ran, or every case was cut short; the reason says which",
+}
+
+# What a `ran*` status checked: a bare `ran` certifies nothing unless this says what was compared.
+CHECKED_VOCABULARY: dict[str, str] = {
+    "paper": "Ran, and an output was compared with the paper's definition of the metric it computes (the reference "
+             "metric core, on the same run): it is faithful, or the page says where and how much it departs",
+    "contracts": "Ran, and its outputs were checked only against contracts drawn from its own declarations "
+                 "(annotations, docstring, name): no output was recognised as a metric of the reference core, so "
+                 "nothing says whether it computes what a paper defines",
+    "nothing": "Ran, and nothing was checked: it declares nothing to check and no output was recognised as a metric, "
+               "so its status says only that it returned (or raised)",
 }
 
 CONTRACT_CHECK_VOCABULARY: dict[str, str] = {
@@ -53,6 +65,7 @@ LINK_BASIS_VOCABULARY: dict[str, str] = {
 assert set(STATUS_VOCABULARY) == set(get_args(Status))
 assert set(CONTRACT_CHECK_VOCABULARY) == set(get_args(ContractCheck))
 assert set(TIER_VOCABULARY) == set(get_args(MetamorphicTier))
+assert set(CHECKED_VOCABULARY) == set(get_args(Checked))
 
 
 class Clause(BaseModel):
@@ -170,6 +183,7 @@ class Sample(BaseModel):
     status: Status
     reason: str
     verification_level: int
+    checked: Checked | None = None  # for a `ran*` status: what was checked (`CHECKED_VOCABULARY`); None when not run
     contract_check: ContractCheck | None = None
     metamorphic_tier: MetamorphicTier | None = None
     behaviour_fingerprint: bool = False

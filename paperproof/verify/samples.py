@@ -10,7 +10,7 @@ from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import ArgumentEvidence, FixtureSet
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.run_result import RunResult
-from paperproof.catalogue.sample import CaseSummary, Contract, Fidelity, Sample, SampleLink
+from paperproof.catalogue.sample import CaseSummary, Checked, Contract, Fidelity, Sample, SampleLink
 from paperproof.fixtures.describe import describe
 from paperproof.verify.verdict import Verdict
 
@@ -116,6 +116,18 @@ def _linked(record: RepoRecord, found: ArgumentEvidence) -> ArgumentEvidence:
     return found.model_copy(update={"url": record.file_url(path) + anchor})
 
 
+def checked(verdict: Verdict, fidelity: list[Fidelity]) -> Checked | None:
+    """What a run checked: the paper's definition (an output recognised as a metric, faithful or not), only the
+    code's own contracts, or nothing. None for a sample that did not run."""
+    if not verdict.status.startswith("ran"):
+        return None
+    if fidelity:
+        return "paper"
+    if verdict.status == "ran_fixture":
+        return "nothing"
+    return "contracts" if verdict.contract_check is not None else "nothing"
+
+
 def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: FixtureSet,
                 result: RunResult | None, contract: Contract, verdict: Verdict, papers: list[str],
                 fidelity: list[Fidelity] | None = None, why_chosen: str = "") -> Sample:
@@ -137,6 +149,7 @@ def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: Fix
         status=verdict.status,
         reason=verdict.reason,
         verification_level=verdict.verification_level,
+        checked=checked(verdict, fidelity or []),
         contract_check=verdict.contract_check,
         metamorphic_tier=verdict.metamorphic_tier,
         behaviour_fingerprint=verdict.fingerprint is not None,
