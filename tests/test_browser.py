@@ -228,7 +228,9 @@ def test_every_departure_on_a_specimen_page_has_lines_formulas_and_a_worked_case
             assert element.find_element(By.CSS_SELECTOR, ".departure-code").text == w["code_formula"]
             assert element.find_element(By.CSS_SELECTOR, ".departure-case").text == w["worked"]
             # a per-sample output's worked case is one sample; an evaluator's (one number) is the case itself
-            head = (f"sample {w['sample']} of case {w['case_id']}, gold class {w['gold']}" if w["sample"] is not None
+            # a reordering's worked case is a position of the reordered case
+            head = (f"position {w['sample']} of case {w['case_id']}" if w["case_id"].endswith("~permuted") else
+                    f"sample {w['sample']} of case {w['case_id']}, gold class {w['gold']}" if w["sample"] is not None
                     else f"case {w['case_id']}, ")
             assert w["worked"].startswith(head)
             assert element.find_element(By.CSS_SELECTOR, ".departure-effect").text == w["effect"]
@@ -258,9 +260,11 @@ def test_planted_hardness_table_map_and_paper_summary(bundled_site, serve, drive
                                     b.execute_script("return document.readyState") == "complete")
     table = driver.find_element(By.CSS_SELECTOR, "#planted ~ table.planted")
     heads = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
-    assert heads[:4] == ["Kind", "Planted", "AUROC", "AUPRC"] and "Random AUPRC" in heads
+    assert heads[:4] == ["Kind", "Planted", "AUROC [95%]", "AUPRC"] and "Random AUPRC" in heads
     first = [td.text for td in table.find_elements(By.CSS_SELECTOR, "tbody tr")[0].find_elements(By.TAG_NAME, "td")]
-    assert first[0] == "uniform" and first[1] == "10% (6 of 360)" and float(first[2]) > 0.9
+    assert first[0] == "uniform" and first[1] == "10% (20 of 1200; against 1080 clean)"
+    auroc, low, high = map(float, re.match(r"^([\d.]+) \[([\d.]+), ([\d.]+)\]$", first[2]).groups())
+    assert auroc > 0.9 and low <= auroc <= high  # with its 95% interval
     assert float(first[3]) > 5 * float(first[6])  # AUPRC far above random
     headline = driver.find_element(By.CSS_SELECTOR, ".planted-headline").text
     assert headline.startswith("This implementation of aum: AUPRC") and "paperproof's reference aum" in headline

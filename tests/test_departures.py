@@ -16,7 +16,7 @@ FORK = "paperproof-specimens/dynamics-maps-fork"
 
 
 def worked(record):
-    (finding,) = [f for f in record["fidelity"] if not f["paper"]]
+    (finding,) = [f for f in record["fidelity"] if not f["paper"] and f["found_by"] == "variants"]
     assert finding["worked"] is not None
     return finding["worked"]
 
@@ -35,7 +35,7 @@ def case_of(case_id):
 
 
 def test_every_departure_of_a_specimen_has_lines_formulas_and_a_worked_case(samples):
-    departing = [r for r in samples.values() if any(not f["paper"] for f in r["fidelity"])
+    departing = [r for r in samples.values() if any(not f["paper"] and f["found_by"] == "variants" for f in r["fidelity"])
                  and r["repo"].startswith("paperproof-specimens/")]  # shipped real repositories: no source here
     assert len(departing) >= 5
     for record in departing:
@@ -119,3 +119,43 @@ def test_locate_skips_docstrings_and_comments_and_falls_back_to_the_entry():
     (entry,) = extract_module("\n\n" + code, repo="o/r", path="m.py")
     assert locate(entry, "ddof1") == ([entry.lineno + 3, entry.lineno + 3], True)
     assert locate(entry, "count_argmax") == ([entry.lineno, entry.end_lineno], False)
+
+
+def test_top_overlap_counts_the_papers_hardest_tenth_that_the_code_also_ranks_hardest():
+    from paperproof.verify.departures import top_overlap
+
+    paper = np.arange(20, dtype=float)  # high is hard: samples 18 and 19 are the hardest tenth
+    assert top_overlap(paper, paper * 3.0, True) == 1.0
+    assert top_overlap(paper, -paper, True) == 0.0
+    assert top_overlap(paper, np.r_[paper[:18], 0.0, 19.0], True) == 0.5
+    assert top_overlap(paper, paper, False) == 1.0  # low is hard: samples 0 and 1
+    assert top_overlap(paper[:9], paper[:9], True) is None  # a tenth of nine samples is no sample
+
+
+def test_the_paper_page_lists_the_departures_that_change_the_ranking_first():
+    from paperproof.build.records import severity_rank
+    from paperproof.catalogue.sample import Departure, Fidelity
+
+    def finding(severity, rho, departs=True):
+        worked = Departure(lines=[1, 1], located=False, paper_formula="p", code_formula="c", case_id="typical",
+                           inputs="", paper_value=0.0, code_value=1.0, worked="", same_ranking=severity == "rescales",
+                           rank_correlation=rho, effect="", severity=severity)
+        return Fidelity(output="o", metric="m", matches=f"{severity}{rho}", source="", paper=not departs,
+                        cases_matched=1, cases=1, departures=["d"] if departs else [], worked=worked)
+
+    found = [finding("rescales", 1.0), finding("changes_ranking", 0.9), finding("changes_ranking", -0.2),
+             finding("rescales", 1.0, departs=False)]
+    ordered = sorted(found, key=severity_rank)
+    assert [f.matches for f in ordered] == ["changes_ranking-0.2", "changes_ranking0.9", "rescales1.0", "rescales1.0"]
+    assert ordered[-1].departures == []
+
+
+def test_a_score_that_follows_the_shuffled_loader_is_shown_departing_on_a_specimen(samples):
+    record = samples["paperproof-specimens/hardness-bench", "LossRecorder"]
+    (finding,) = [f for f in record["fidelity"] if f["found_by"] == "reordering"]
+    w = finding["worked"]
+    assert finding["matches"] == "follows_position" and finding["departures"]
+    assert w["case_id"] == "typical~permuted" and w["paper_value"] != w["code_value"]
+    assert record["checked"] == "paper"
+    faithful = samples["paperproof-specimens/hardness-bench", "IndexedLossRecorder"]
+    assert [(f["metric"], f["departures"]) for f in faithful["fidelity"]] == [("loss", [])]

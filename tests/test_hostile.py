@@ -73,12 +73,13 @@ EXPECTED = {
     "monkeypatch_runner": ("ran", r"^returned on (\d+) of \1 cases"),
     "patch_builtins": ("ran", r"^returned on (\d+) of \1 cases"),
     "forge_protocol": ("unverified", r"^returned values we cannot record on every case: what it handed back is not a value"),
-    # data-map metrics whose real computation returns zeros and which forge the paper's confidence
+    # data-map metrics whose real computation returns zeros and which forge the paper's confidence: what is
+    # recorded is their own zeros, a confidence that never varies where the paper's does
     "forge_frames_exit": ("unverified", r"^no case finished: exited without returning \(status 0\) during case typical and \d+ other cases"),
-    "forge_sys_modules": ("ran", r"^returned on (\d+) of \1 cases"),
-    "forge_gc": ("ran", r"^returned on (\d+) of \1 cases"),
+    "forge_sys_modules": ("ran_violates", r"^returned on (\d+) of \1 cases; departs .*gives every sample the same value \(0\)"),
+    "forge_gc": ("ran_violates", r"^returned on (\d+) of \1 cases; departs .*gives every sample the same value \(0\)"),
     "forge_descriptor": ("unverified", r"^returned values we cannot record on every case: what it handed back is not a value"),
-    "forge_code_swap": ("ran", r"^returned on (\d+) of \1 cases"),
+    "forge_code_swap": ("ran_violates", r"^returned on (\d+) of \1 cases; departs .*gives every sample the same value \(0\)"),
     "forge_after_blocked": ("unverified", r"^no case finished: exited without returning \(status 0\) during case typical"),
     "honest_confidence": ("ran", r"^returned on (\d+) of \1 cases"),
     "setuid_root": ("unverified", r"^blocked by the sandbox on every case: privileges: operation not permitted in the sandbox"),

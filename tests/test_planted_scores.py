@@ -12,10 +12,65 @@ import pytest
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.sample import Sample
 from paperproof.fixtures import training
-from paperproof.fixtures.planted_cases import PLANTED_FRACTIONS, planted_fixtures
-from paperproof.verify.planted_scores import masks
+from paperproof.fixtures.planted_cases import (
+    MIN_POSITIVES,
+    PLANTED_DIMS,
+    PLANTED_FRACTIONS,
+    PLANTED_SEED,
+    planted_fixtures,
+    positives,
+)
+from paperproof.verify.planted_scores import check_run, masks
 
 MISLABELS = ("uniform", "asymmetric", "adjacent")
+N = PLANTED_DIMS["N"]
+
+
+def default_spec(percent: int) -> training.RunSpec:
+    return training.RunSpec(seed=PLANTED_SEED, n=N, classes=PLANTED_DIMS["C"], epochs=PLANTED_DIMS["E"],
+                            features=PLANTED_DIMS["D"], planted=percent / 100)
+
+
+@pytest.mark.parametrize("percent", PLANTED_FRACTIONS)
+def test_every_kind_is_planted_often_enough_and_some_reference_finds_it(percent):
+    """The acceptance criterion of the planted design: at every fraction, every kind has at least 20 samples,
+    and some reference metric (loss, confidence, AUM, EL2N on the run's evaluated logits) finds it, its whole
+    95% interval above one half, against the clean samples only."""
+    spec = default_spec(percent)
+    made = training.planted(spec)
+    assert all(len(made.hard[k]) >= MIN_POSITIVES for k in training.HARDNESS_KINDS)
+    assert all(len(made.hard[k]) == positives(N, percent) for k in training.HARDNESS_KINDS)
+    checks = check_run(spec)
+    assert [c.kind for c in checks] == list(training.HARDNESS_KINDS)
+    clean = N - len(training.HARDNESS_KINDS) * positives(N, percent)
+    for check in checks:
+        assert check.positives >= MIN_POSITIVES and check.negatives == clean and check.samples == N
+        best = check.metrics[check.best]
+        assert check.found and best.auroc_low is not None and best.auroc_low > 0.5, check
+        assert set(check.metrics) == {"loss", "confidence", "aum", "el2n"}
+
+
+def test_the_reference_check_is_deterministic():
+    spec = default_spec(PLANTED_FRACTIONS[0])
+    first, again = check_run(spec), check_run(spec)
+    assert [c.model_dump_json() for c in first] == [c.model_dump_json() for c in again]
+
+
+def test_a_kind_no_reference_finds_is_marked_so():
+    """A kind whose samples are like the clean ones (here: none changed) is not found by any reference metric."""
+    from paperproof.verify.planted_scores import reference_check
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(3, 200, 3))
+    labels = rng.integers(0, 3, 200)
+    kinds = {"same": np.zeros(200, dtype=bool), "obvious": np.zeros(200, dtype=bool)}
+    kinds["same"][:20] = True
+    kinds["obvious"][20:40] = True
+    logits[:, 20:40, :] = 0.0
+    logits[:, 20:40, 0] = -5.0  # never the label's class when the label is 0; flat otherwise: low confidence
+    labels[20:40] = 0
+    found = {c.kind: c for c in reference_check(logits, labels, kinds, 0.2)}
+    assert not found["same"].found and found["obvious"].found
 
 
 def figures(record: dict, output: str = "return value") -> list[dict]:
@@ -28,6 +83,12 @@ def test_every_kind_at_every_fraction_is_in_the_twin(samples):
     found = {(f["kind"], f["fraction"]) for f in figures(record)}
     assert found == {(k, p / 100) for k in training.HARDNESS_KINDS for p in PLANTED_FRACTIONS}
     Sample.model_validate(record)  # the twin is the record, under its schema
+    checks = record["planted"]["checks"]
+    assert {(c["kind"], c["fraction"]) for c in checks} == found and all(c["found"] for c in checks)
+    for f in figures(record):
+        assert f["auroc_low"] <= f["auroc"] <= f["auroc_high"] and f["findable"] is True
+        assert f["reference"]["auroc_low"] <= f["reference"]["auroc"] <= f["reference"]["auroc_high"]
+        assert f["samples"] == N and f["negatives"] == N - 6 * f["positives"]  # scored against the clean ones
 
 
 @pytest.mark.parametrize("key,output", [
@@ -81,19 +142,23 @@ def test_planted_indices_come_from_the_seed_not_the_run(samples):
     planted = planted_fixtures(fixtures)
     assert planted is not None and [c.case_id for c in planted.cases] == ["planted@10", "planted@30"]
     low, high = (masks(c) for c in planted.cases)
-    assert sum(m.sum() for m in low.values()) == 36 and sum(m.sum() for m in high.values()) == 108
-    spec = training.RunSpec(seed=11, n=360, classes=3, epochs=6, features=8, planted=0.3)
+    assert sum(m.sum() for m in low.values()) == 120 and sum(m.sum() for m in high.values()) == 360
+    spec = training.RunSpec(seed=11, n=N, classes=3, epochs=6, features=8, planted=0.3)
     assert {k: sorted(np.flatnonzero(m).tolist()) for k, m in high.items()} == training.planted(spec).hard
     record = samples["paperproof-specimens/hardness-bench", "aum_scores"]
-    assert all(f["positives"] == (6 if f["fraction"] == 0.1 else 18) for f in figures(record))
+    assert all(f["positives"] == (20 if f["fraction"] == 0.1 else 60) for f in figures(record))
 
 
 def test_the_pages_carry_the_table_and_the_map(bundled_site, samples):
     record = samples["paperproof-specimens/hardness-bench", "aum_scores"]
     page = (bundled_site / "sample" / record["sample_id"] / "index.html").read_text()
     assert 'class="planted stack"' in page and "planted-map.svg" in page
+    assert 'class="planted-checks stack"' in page and "AUROC [95%]" in page
+    first = figures(record)[0]
+    assert f'{first["auroc"]:.2f} [{first["auroc_low"]:.2f}, {first["auroc_high"]:.2f}]' in page  # "0.91 [0.84, 0.97]"
+    assert "not a failure of the code" not in page  # every kind is found on the default design
     svg = (bundled_site / "sample" / record["sample_id"] / "planted-map.svg").read_text()
-    assert svg.count('r="2.5"') == 360 and svg.count('r="4.5"') == 108 + 1  # every sample; ringed, and the legend
+    assert svg.count('r="2.5"') == N and svg.count('r="4.5"') == 360 + 1  # every sample; ringed, and the legend
     paper = (bundled_site / "paper" / "specimen-mapping-sample-hardness-with-training" / "index.html").read_text()
     assert 'class="planted-summary stack"' in paper and "random scores" in paper
     twin = json.loads((bundled_site / "paper" / "specimen-mapping-sample-hardness-with-training.json").read_text())

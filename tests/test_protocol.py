@@ -98,7 +98,7 @@ def test_a_class_fed_by_a_training_loop_is_driven_through_its_hooks():
     assert {a.name: a.spec.params.get("role") for a in case.args} == {"dataloader": "loader", "total_samples": "N"}
     assert [(a.name, a.spec.params["role"]) for a in case.method_args["updates"]] == [
         ("logits", "logits"), ("targets", "targets"), ("probs", "probs"), ("indices", "indices")]
-    assert {c.case_id for c in fixtures.cases} == {"typical", "wide", "images", "two_classes"}
+    assert {c.case_id for c in fixtures.cases} == {"typical", "wide", "images", "two_classes", "typical~permuted"}
 
 
 def test_a_hook_that_takes_a_batch_is_called_per_batch():

@@ -134,6 +134,12 @@ class Implementation(PageModel):
     departs_from_paper: list[str]
     official_matches: list[str] | None
     same_as_official: bool | None
+    # Severity of a departure on the same run (`Departure`): "rescales" or "changes_ranking", with the figures.
+    severity: str | None = None
+    rank_correlation: float | None = None
+    top_overlap: float | None = None
+    planted_auroc: float | None = None
+    paper_planted_auroc: float | None = None
 
 
 class Verification(PageModel):

@@ -55,7 +55,7 @@ from paperproof.catalogue import community
 from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, Source, task_slug
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import safe_key
-from paperproof.catalogue.sample import CHECKED_VOCABULARY, STATUS_VOCABULARY, Sample
+from paperproof.catalogue.sample import CHECKED_VOCABULARY, STATUS_VOCABULARY, Fidelity, Sample
 from paperproof.verify.evaluators import MEASURES as EVALUATION_MEASURES
 
 REPO_KIND_VOCABULARY: dict[str, str] = {
@@ -139,17 +139,33 @@ def implementations(samples: Sequence[TwinSample]) -> list[Implementation]:
         if s.repo_kind == "official":
             official.setdefault(f.metric, set()).add(f.matches)
     rank = {m: i for i, m in enumerate(METRIC_ORDER)}
-    found.sort(key=lambda sf: (rank.get(sf[1].metric, len(rank)), sf[1].metric, sf[0].repo_kind != "official",
-                               sf[0].repo.lower(), sf[0].entry, sf[1].output))
+    found.sort(key=lambda sf: (severity_rank(sf[1]), rank.get(sf[1].metric, len(rank)), sf[1].metric,
+                               sf[0].repo_kind != "official", sf[0].repo.lower(), sf[0].entry, sf[1].output))
     rows = []
     for s, f in found:
         theirs = official.get(f.metric)
+        w = f.worked if f.departures else None
         rows.append(Implementation(
             metric=f.metric, repo=s.repo, repo_kind=s.repo_kind, entry=s.entry, url=s.url if isinstance(s.url, str) else "",
             status=s.status, output=f.output, matches=f.matches, paper=f.paper, departs_from_paper=list(f.departures),
             official_matches=sorted(theirs) if theirs else None,
-            same_as_official=(f.matches in theirs) if theirs else None))
+            same_as_official=(f.matches in theirs) if theirs else None,
+            severity=w.severity if w else None, rank_correlation=w.rank_correlation if w else None,
+            top_overlap=w.top_overlap if w else None, planted_auroc=w.planted_auroc if w else None,
+            paper_planted_auroc=w.paper_planted_auroc if w else None))
     return rows
+
+
+def severity_rank(finding: Fidelity) -> tuple[int, float]:
+    """Most severe first: departures that change the ranking (lowest rank correlation first), then those that
+    only rescale, then departures without a measure, then faithful outputs."""
+    if not finding.departures:
+        return (3, 0.0)
+    w = finding.worked
+    if w is None:
+        return (2, 0.0)
+    rho = w.rank_correlation if w.rank_correlation is not None else -1.0
+    return (0, rho) if w.severity == "changes_ranking" else (1, rho)
 
 
 def sample_order(samples: list[TwinSample]) -> list[TwinSample]:

@@ -112,6 +112,13 @@ class Departure(BaseModel):
     rank_correlation: float | None = None
     moved: list[int] = Field(default_factory=list)
     effect: str
+    # Severity, measured on the same run: `rescales` keeps the paper's ranking of the samples, `changes_ranking`
+    # does not; the share of the paper's hardest 10% that the code also puts in its hardest 10%; and the planted
+    # AUROC (mean over kinds) of the code's output and of the paper's metric, where the planted run scored both.
+    severity: Literal["rescales", "changes_ranking"] = "changes_ranking"
+    top_overlap: float | None = None
+    planted_auroc: float | None = None
+    paper_planted_auroc: float | None = None
 
 
 class Fidelity(BaseModel):
@@ -136,6 +143,13 @@ class Fidelity(BaseModel):
     # For an entry driven by a training run: the logits it was computed on, those of each epoch's evaluation of
     # the whole set, or those of the epoch's training forward passes. None: the arrays a case gave it.
     dynamics: Literal["evaluated", "training"] | None = None
+    # How it was found: its output equals a variant of the reference core (`variants`), or a behavioural check
+    # caught it: a score that did not follow its sample when the samples were reordered (`reordering`), or one
+    # value for every sample where the metric varies (`constancy`). Only `variants` findings recognise a metric.
+    found_by: Literal["variants", "reordering", "constancy"] = "variants"
+    # The metric as its paper defines it, quoted for the page: the citation and our restatement of the definition.
+    cited: str | None = None
+    definition: str | None = None
 
 
 class SampleLink(BaseModel):

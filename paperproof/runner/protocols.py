@@ -233,21 +233,15 @@ def _final(instance, protocol: dict, case: dict, run: training.Run, device: str,
 
 
 def _keras(cls, case: dict, run: training.Run, device: str, scratch: str):
-    """A Keras callback: a small Keras model fitted on the same planted data, the callback given to `fit`.
-    The model ends in a softmax, as Keras code that reads probabilities from `model.predict` expects."""
-    import tensorflow as tf
+    """A Keras callback: a small Keras model fitted on the same planted data (`fixtures.keras_run`, as the parent
+    trains it again), the callback given to `fit`."""
+    from paperproof.fixtures import keras_run
 
-    tf.config.threading.set_intra_op_parallelism_threads(1)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
-    tf.keras.utils.set_random_seed(run.spec.seed)
-    spec, x, y = run.spec, run.data.x, run.data.observed
-    model = tf.keras.Sequential([tf.keras.Input(shape=x.shape[1:]), tf.keras.layers.Flatten(),
-                                 tf.keras.layers.Dense(16, activation="relu"),
-                                 tf.keras.layers.Dense(max(spec.classes, 1), activation="softmax")])
-    model.compile(optimizer=tf.keras.optimizers.SGD(spec.lr), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(spec.batch_size)
+    spec = run.spec
+    model = keras_run.model(spec, run.data)
+    dataset = keras_run.dataset(spec, run.data)
     override = {"net": model, "dataset": dataset, "loader": dataset, "optimizer": model.optimizer}
     positional, keywords = _arguments(case["args"], case, run, {}, device, scratch, override)
     instance = cls(*positional, **keywords)
-    model.fit(x, y, epochs=spec.epochs, batch_size=spec.batch_size, shuffle=False, callbacks=[instance], verbose=0)
+    keras_run.fit(spec, run.data, model, [instance])
     return _final(instance, case["protocol"], case, run, device, scratch, override)

@@ -18,10 +18,11 @@ import numpy as np
 
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
+from paperproof.catalogue.planted_record import PlantedHardness
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Departure, Fidelity
 from paperproof.fixtures.values import softmax
-from paperproof.verify.fidelity import case_logits, channels, paper_reference
+from paperproof.verify.fidelity import ATOL, PER_EPOCH, RTOL, case_logits, channels, paper_reference
 
 # (metric, variant) -> the formula, for sample i with gold label y, p_e its probabilities at epoch e.
 FORMULAS: dict[tuple[str, str], str] = {
@@ -42,6 +43,22 @@ FORMULAS: dict[tuple[str, str], str] = {
     ("el2n", "last_norm"): "‖p_E − onehot(y)‖₂ at the last epoch",
     ("el2n", "last_squared"): "‖p_E − onehot(y)‖₂² at the last epoch",
     ("el2n", "mean_norm"): "(1/E) Σₑ ‖pₑ − onehot(y)‖₂",
+    ("el2n", "early_norm"): "‖pₑ − onehot(y)‖₂ at an early epoch e (10% into training)",
+    ("el2n", "early_norm_runs"): "mean over initialisations of ‖pₑ − onehot(y)‖₂ at an early epoch e",
+    ("el2n", "last_norm_one_run"): "‖p_E − onehot(y)‖₂ at the last epoch of one run",
+    ("vog", "logit_class_normalised"): "(v − μ_y)/σ_y, v = mean_d std_k ∂z_y/∂x_d over the snapshots k",
+    ("vog", "logit_raw"): "mean_d std_k ∂z_y/∂x_d over the snapshots k",
+    ("vog", "prob_raw"): "mean_d std_k ∂p_y/∂x_d over the snapshots k (p = softmax(z))",
+    ("vog", "prob_class_normalised"): "(v − μ_y)/σ_y, v = mean_d std_k ∂p_y/∂x_d",
+    ("grand", "early_all_params"): "‖∇_θ ℓ(x, y)‖₂ early in training",
+    ("grand", "init_all_params"): "‖∇_θ ℓ(x, y)‖₂ at initialisation",
+    ("grand", "final_all_params"): "‖∇_θ ℓ(x, y)‖₂ on the final model",
+    ("prototypicality", "kmeans_distance"): "‖h(x) − nearest k-means centroid‖₂ of the embeddings",
+    ("prototypicality", "cosine_class_mean"): "cos(h(x), mean of h over the samples labelled y)",
+    ("self_confidence", "out_of_sample_self_confidence"): "p̂(y | x) from a model not trained on x (cross-validated)",
+    ("self_confidence", "in_sample_last_epoch"): "p_E(y | x) of the final model, which was trained on x",
+    ("conf_agree", "max_mean_prob_train_mode"): "max_c mean_k p_k(c | x) over stochastic (dropout) passes k",
+    ("conf_agree", "max_prob_eval_mode"): "max_c p(c | x) of one deterministic pass",
 }
 
 # The expression each variant is known by in code, to find the lines that depart.
@@ -79,7 +96,19 @@ EFFECTS: dict[str, str] = {
     "never0_count": "Never-learned samples score 0, so the hardest examples rank as the least forgettable.",
     "never0_normalised": "Never-learned samples score 0, so the hardest examples rank as the least "
                          "forgettable; counts are also divided by E.",
-    "last_squared": "Squaring keeps the ranking; the values are not on the paper's scale.",
+    "last_squared": "Squaring keeps the ranking at that epoch, but the last epoch is not when the paper scores: "
+                    "samples learned late rank differently from early in training.",
+    "prob_raw": "Gradients of the probability vanish where the model is confident, so confidently learned and "
+                "confidently wrong samples both score low; without the class normalisation, classes whose "
+                "gradients are larger crowd the top of the ranking.",
+    "prob_class_normalised": "Gradients of the probability vanish where the model is confident, so confidently "
+                             "wrong samples score as low as easy ones.",
+    "logit_raw": "Without the class normalisation, classes whose gradients are larger crowd the top of the ranking.",
+    "final_all_params": "Scored on the final model, the norm reflects what is still unlearned at the end, not the "
+                        "early-training signal the paper prunes by.",
+    "in_sample_last_epoch": "In-sample probabilities are inflated on the samples the model memorised, mislabelled "
+                            "ones included, so label errors look clean.",
+    "cosine_class_mean": "The class mean is pulled towards atypical and mislabelled samples of the class.",
     "mean_norm": "Averaging over epochs smooths the score: samples learned late rank harder than at the last epoch.",
 }
 
@@ -161,6 +190,28 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(np.corrcoef(ra, rb)[0, 1])
 
 
+def higher_is_hard(metric: str) -> bool:
+    """Which end of a metric the hardest samples are at (the papers' reading); high unless the metric says low."""
+    return metric not in LOW_IS_HARD
+
+
+# Metrics whose low values mark the hard samples (the rest: high is hard).
+LOW_IS_HARD = frozenset({"confidence", "correctness", "aum", "self_confidence", "prototypicality", "conf_agree",
+                         "pvi", "second_split_forgetting"})
+
+
+def top_overlap(paper: np.ndarray, code: np.ndarray, high_is_hard: bool, share: float = 0.1) -> float | None:
+    """The share of the paper's hardest `share` of samples that the code also ranks among its hardest `share`
+    (ties broken by sample order); None with fewer than ten samples, where a tenth is not one sample."""
+    k = int(len(paper) * share)
+    if k < 1:
+        return None
+    sign = -1.0 if high_is_hard else 1.0
+    hardest = set(np.argsort(sign * paper, kind="stable")[:k].tolist())
+    theirs = set(np.argsort(sign * code, kind="stable")[:k].tolist())
+    return len(hardest & theirs) / k
+
+
 def _short(values: np.ndarray) -> str:
     return "[" + ", ".join(f"{v:.2f}".lstrip("0").replace("-0.", "-.") if abs(v) < 1 else f"{v:.2f}" for v in values) + "]"
 
@@ -210,34 +261,42 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
     cases = [c for c in fixtures.cases if c.kind in ("typical", "edge") and c.case_id in outputs]
     out = []
     for finding in findings:
-        if finding.paper or not finding.departures:
+        if not finding.departures:
             out.append(finding)
             continue
         best: tuple[float, FixtureCase, int, np.ndarray, np.ndarray] | None = None
         paper_name = finding.metric
         for case in cases:
-            channel = next((ch for ch in channels(outputs[case.case_id], case.dims["N"]) if ch.name == finding.output), None)
-            found = paper_reference(case, finding.metric, finding.dynamics)
+            channel = next((ch for ch in channels(outputs[case.case_id], case.dims["N"], epochs=case.dims.get("E"))
+                            if ch.name == finding.output), None)
+            found = paper_reference(case, finding.metric, finding.dynamics, finding.output.endswith(PER_EPOCH))
             if channel is None or found is None:
                 continue
             paper_name, reference = found
             code = np.asarray(channel.values, dtype=np.float64)
             if code.shape != reference.shape:
                 continue
-            gap = np.where(np.isfinite(code) & np.isfinite(reference), np.abs(code - reference), -1.0)
+            differs = np.isfinite(code) & np.isfinite(reference) & ~np.isclose(code, reference, atol=ATOL, rtol=RTOL)
+            gap = np.where(differs, np.abs(code - reference), -1.0)  # agreement within tolerance shows nothing
             if gap.size and (best is None or gap.max() > best[0]):
                 best = (float(gap.max()), case, int(gap.argmax()), reference, code)
-        if best is None or best[0] <= 0:
-            out.append(finding)
+        if best is None or best[0] <= 0:  # a departure no case of the run can show is not charged
+            out.append(finding.model_copy(update={"departures": [], "source": f"{finding.source}; its departure "
+                                                  "from the paper's definition shows on no case of this run"}))
             continue
-        _, case, i, paper, code = best
-        gold, inputs, sentence = _worked(finding, case, i, float(paper[i]), float(code[i]))
+        _, case, flat, paper, code = best
+        n = case.dims["N"]
+        i = flat % n  # an output per epoch and sample is laid out [E, N]: its sample, and its epoch below
+        gold, inputs, sentence = _worked(finding, case, i, float(paper[flat]), float(code[flat]))
+        if finding.output.endswith(PER_EPOCH):
+            sentence = f"at epoch {flat // n}, {sentence}"
         finite = np.isfinite(paper) & np.isfinite(code)
         same = bool(np.array_equal(_ranks(paper[finite]), _ranks(code[finite])))
         moves = np.abs(_ranks(paper[finite]) - _ranks(code[finite]))
         index = np.flatnonzero(finite)
-        moved = [int(index[j]) for j in np.argsort(-moves, kind="stable")[:5] if moves[j] > 0]
+        moved = list(dict.fromkeys(int(index[j]) % n for j in np.argsort(-moves, kind="stable")[:5] if moves[j] > 0))
         rho = _spearman(paper[finite], code[finite])
+        overlap = top_overlap(paper[finite], code[finite], higher_is_hard(finding.metric))
         measured = (f"On case {case.case_id} the ranking of the samples is the same."
                     if same else f"On case {case.case_id} the ranking changes (Spearman ρ = {rho:.2f}); "
                     f"the samples that move most: {', '.join(map(str, moved))}." if rho is not None else
@@ -250,11 +309,34 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
             lines=lines, located=located,
             helper=None if helper is None else helper[1], helper_lines=None if helper is None else [helper[2], helper[2]],
             paper_formula=FORMULAS.get((finding.metric, paper_name), finding.metric),
-            code_formula=FORMULAS.get((finding.metric, finding.matches), finding.matches),
+            code_formula=(FORMULAS.get((finding.metric, finding.matches), finding.matches) if not finding.paper else
+                          f"{FORMULAS.get((finding.metric, paper_name), finding.metric)} on the other cases, not on "
+                          f"case {case.case_id}"),
             case_id=case.case_id, sample=i, gold=gold, inputs=inputs,
-            paper_value=round(float(paper[i]), 6), code_value=round(float(code[i]), 6), worked=sentence,
+            paper_value=round(float(paper[flat]), 6), code_value=round(float(code[flat]), 6), worked=sentence,
             same_ranking=same, rank_correlation=None if rho is None else round(rho, 4), moved=moved,
-            effect=f"{EFFECTS.get(finding.matches, '')} {measured}".strip(),
+            effect=f"{EFFECTS.get(finding.matches, '') if not finding.paper else ''} {measured}".strip(),
+            severity="rescales" if same else "changes_ranking",
+            top_overlap=None if overlap is None else round(overlap, 4),
         )
+        out.append(finding.model_copy(update={"worked": worked}))
+    return out
+
+
+def with_planted(findings: list[Fidelity], planted: PlantedHardness | None) -> list[Fidelity]:
+    """Each worked departure with the planted AUROC (mean over kinds and fractions) of the code's output and of the
+    paper's metric on the same planted run: what the departure costs at finding hard samples."""
+    if planted is None:
+        return findings
+    out = []
+    for finding in findings:
+        score = next((sc for sc in planted.scores if sc.output == finding.output), None)
+        if finding.worked is None or score is None or not score.figures:
+            out.append(finding)
+            continue
+        mine = float(np.mean([f.auroc for f in score.figures]))
+        refs = [f.reference.auroc for f in score.figures if f.reference is not None]
+        worked = finding.worked.model_copy(update={"planted_auroc": round(mine, 4),
+                                                   "paper_planted_auroc": round(float(np.mean(refs)), 4) if refs else None})
         out.append(finding.model_copy(update={"worked": worked}))
     return out

@@ -17,6 +17,7 @@ forward passes (what a per-batch hook sees). Nothing the sandbox returned but th
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -26,12 +27,16 @@ import numpy as np
 from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
 from paperproof.catalogue.run_result import EncodedValue, RunResult
 from paperproof.catalogue.sample import Fidelity
-from paperproof.fixtures import training
+from paperproof.fixtures import keras_run, training
 from paperproof.fixtures.synth import DYNAMICS_KINDS
 from paperproof.fixtures.values import case_dynamics
+from paperproof.runner.protocols import chosen_epochs
+from paperproof.verify import run_references
 
 ATOL, RTOL = 1e-5, 1e-4
-ID_COLUMNS = frozenset({"guid", "id", "idx", "index", "label", "gold", "labels", "target"})
+# A key or column that names an identifier (ids, indices, labels passed through): never a score.
+IDENTIFIER = re.compile(r"(^|[_\s.-])(ids?|idx|index|indices|guids?|uids?|keys?|labels?|targets?|gold|y|"
+                        r"classes|class_ids?|names?)$", re.IGNORECASE)
 Series = Literal["evaluated", "training"]
 Variant = tuple[str, str, Series | None]  # (metric, variant, the run's series of logits; None: a case's own arrays)
 
@@ -44,29 +49,55 @@ class Channel:
     values: tuple[float, ...]
 
 
-def channels(value: EncodedValue, n: int, prefix: str = "") -> list[Channel]:
-    """Every numeric output of length N inside a returned value."""
+def identifies(values: tuple[float, ...]) -> bool:
+    """Whether per-sample values are the samples' own positions, 0 … N−1 in order (indices or ids passed
+    through), not scores. A permutation is left alone: a rank of each sample's hardness is a score."""
+    return len(values) > 2 and all(v == i for i, v in enumerate(values))
+
+
+PER_EPOCH = " per epoch"  # the suffix of a channel of one value per epoch and sample, [E, N] flattened
+
+
+def channels(value: EncodedValue, n: int, prefix: str = "", epochs: int | None = None) -> list[Channel]:
+    """Every numeric output of length N inside a returned value that could be a score: identifiers (a key or
+    column named for one, or values that are each position once) are left out, so they are never scored. Given
+    `epochs`, an output of one value per epoch and sample ([E, N]) is a channel too, named `… per epoch`."""
     found: list[Channel] = []
+    name = prefix or "return value"
     if value.data is not None and value.shape is not None and len(value.shape) in (1, 2) and value.shape[0] == n \
             and (len(value.shape) == 1 or value.shape[1] == 1) and not value.truncated:
-        found.append(Channel(prefix or "return value", tuple(math.nan if v is None else float(v) for v in value.data)))
+        values = tuple(math.nan if v is None else float(v) for v in value.data)
+        if not identifies(values):
+            found.append(Channel(name, values))
+    elif epochs and value.data is not None and value.shape == [epochs, n] and n > 1 and not value.truncated:
+        found.append(Channel(name + PER_EPOCH, tuple(math.nan if v is None else float(v) for v in value.data)))
     for key, sub in (value.values or {}).items():
-        if key.lower() in ID_COLUMNS:
+        if IDENTIFIER.search(str(key).strip()):
             continue
         kind = "column" if value.type == "DataFrame" else "key"
-        found.extend(channels(sub, n, f"{prefix + ' ' if prefix else ''}{kind} {key}"))
+        found.extend(channels(sub, n, f"{prefix + ' ' if prefix else ''}{kind} {key}", epochs))
     for index, sub in enumerate(value.items or []):
-        found.extend(channels(sub, n, f"{prefix + ' ' if prefix else ''}item {index}"))
+        found.extend(channels(sub, n, f"{prefix + ' ' if prefix else ''}item {index}", epochs))
     return found
 
 
 def comparable(fixtures: FixtureSet) -> bool:
-    """Whether the cases give the entry training dynamics: arrays of ours, or a training run it was driven by."""
+    """Whether the cases give the entry training dynamics: arrays of ours, or a training run it was driven by (a
+    Keras run only where TensorFlow is here to train it again)."""
+    if any(_keras(c) for c in fixtures.cases) and not keras_run.available():
+        return False
     return any(c.protocol for c in fixtures.cases) or bool(
         {a.spec.kind for c in fixtures.cases for a in _all_args(c)} & DYNAMICS_KINDS)
 
 
+def _keras(case: FixtureCase) -> bool:
+    return bool(case.protocol) and (case.protocol or {}).get("kind") == "keras_callback"
+
+
 def series_of(case: FixtureCase) -> tuple[Series | None, ...]:
+    """The series of logits an entry may have computed on: a Keras callback sees its model's predictions."""
+    if _keras(case):
+        return ("evaluated",)
     return ("evaluated", "training") if case.protocol else (None,)
 
 
@@ -82,14 +113,26 @@ def rerun(spec: training.RunSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return evaluated, trained, labels
 
 
+@lru_cache(maxsize=8)
+def _keras_rerun(spec: training.RunSpec) -> tuple[np.ndarray, np.ndarray]:
+    """A Keras callback's run trained again here: its model's log-probabilities after each epoch, and labels."""
+    logits, labels = keras_run.dynamics(spec)
+    logits.setflags(write=False)
+    labels.setflags(write=False)
+    return logits, labels
+
+
 def _case_key(case: FixtureCase) -> tuple:
     """What makes a case's logits: its run's spec (a protocol case), else its seed, dims and transform."""
     if case.protocol:
-        return ("run", training.RunSpec.from_case(case.model_dump(mode="json")))
+        return ("keras" if _keras(case) else "run", training.RunSpec.from_case(case.model_dump(mode="json")))
     return case.seed, tuple(sorted(case.dims.items())), tuple(sorted((case.transform or {}).items()))
 
 
 def _logits_for(key: tuple, series: Series | None) -> tuple[np.ndarray, np.ndarray]:
+    if key[0] == "keras":
+        logits, labels = _keras_rerun(key[1])
+        return logits.copy(), labels.copy()
     if key[0] == "run":
         evaluated, trained, labels = rerun(key[1])
         return (trained if series == "training" else evaluated).copy(), labels.copy()
@@ -103,8 +146,10 @@ def case_logits(case: FixtureCase, series: Series | None) -> tuple[np.ndarray, n
 
 
 @lru_cache(maxsize=64)
-def _variants(key: tuple, series: Series | None, logits_dtype: str) -> dict[tuple[str, str], np.ndarray]:
-    """Every variant of every metric on one case's logits, as the entry saw them (dtype included)."""
+def _variants(key: tuple, series: Series | None, logits_dtype: str, per_epoch: bool = False
+              ) -> dict[tuple[str, str], np.ndarray]:
+    """Every variant of every metric on one case's logits, as the entry saw them (dtype included); `per_epoch`:
+    each computed on every epoch alone and the epochs' values laid end to end ([E, N] flattened)."""
     import torch
 
     from paperproof.verify.metrics import VARIANTS
@@ -112,20 +157,67 @@ def _variants(key: tuple, series: Series | None, logits_dtype: str) -> dict[tupl
     logits, labels = _logits_for(key, series)
     z = torch.from_numpy(logits.astype(logits_dtype).astype(np.float64))
     y = torch.from_numpy(labels)
+    slices = [z[e:e + 1] for e in range(z.shape[0])] if per_epoch else [z]
     out = {}
     for metric, variants in VARIANTS.items():
         for variant in variants:
             try:
-                out[metric, variant.name] = variant.compute(z, y).double().numpy()
+                out[metric, variant.name] = np.concatenate([variant.compute(part, y).double().numpy() for part in slices])
             except (RuntimeError, ValueError):
                 continue
     return out
 
 
-def references(case: FixtureCase) -> dict[Variant, np.ndarray]:
-    """Every variant of every metric on every series of logits the entry saw on the case."""
-    return {(metric, name, series): values for series in series_of(case)
-            for (metric, name), values in _variants(_case_key(case), series, _logits_dtype(case)).items()}
+def references(case: FixtureCase, per_epoch: bool = False) -> dict[Variant, np.ndarray]:
+    """Every variant of every metric on every series of logits the entry saw on the case (`per_epoch`: on each
+    epoch alone, for an output of one value per epoch and sample); for a case driven by a run of ours, the
+    metrics that need its model too (`verify.run_references`), on the model the entry's hooks saw."""
+    found = {(metric, name, series): values for series in series_of(case)
+             for (metric, name), values in _variants(_case_key(case), series, _logits_dtype(case), per_epoch).items()}
+    model = _model_references(case) if not per_epoch else {}
+    return {**found, **{(metric, name, "evaluated"): values for (metric, name), values in model.items()}}
+
+
+def _model_references(case: FixtureCase) -> dict[tuple[str, str], np.ndarray]:
+    """The model-based variants on a protocol case's run (a run of ours, not a Keras one), with VoG's snapshots
+    at the epochs the entry's hooks were called."""
+    key = _case_key(case)
+    if key[0] != "run" or (case.protocol or {}).get("kind") == "module":
+        return {}
+    spec: training.RunSpec = key[1]
+    hooks = (case.protocol or {}).get("hooks", [])
+    epochs = tuple(sorted(chosen_epochs(spec.epochs))) if any(when == "chosen" for _, when in hooks) else None
+    return run_references.model_variants(spec, epochs)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the catalogue knows of one variant, from either table: whether it is the paper's, its source, how it
+    departs, and whether that is only which epoch it scores."""
+
+    paper: bool
+    source: str
+    departure: str
+    timing: bool
+    driven: bool = False
+
+
+def known(metric: str, name: str) -> Known | None:
+    from paperproof.verify.metrics import VARIANTS
+
+    for variant in VARIANTS.get(metric, ()):
+        if variant.name == name:
+            return Known(variant.paper, variant.source, variant.departure, variant.timing, variant.driven)
+    for model in run_references.MODEL_VARIANTS.get(metric, ()):
+        if model.name == name:
+            return Known(model.paper, model.source, model.departure, model.timing)
+    return None
+
+
+def _order() -> list[tuple[str, str]]:
+    from paperproof.verify.metrics import VARIANTS
+
+    return [(m, v.name) for table in (VARIANTS, run_references.MODEL_VARIANTS) for m, vs in table.items() for v in vs]
 
 
 def _same(a: np.ndarray, b: tuple[float, ...]) -> bool:
@@ -148,7 +240,6 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
     """Findings for each recognised per-sample output; empty when nothing is recognised."""
     if result is None or not fixtures.cases or not comparable(fixtures):
         return []
-    from paperproof.verify.metrics import VARIANTS
 
     outcomes = {c.case_id: c.value for c in result.cases if c.outcome == "returned" and c.value is not None}
     compared = [c for c in fixtures.cases if c.kind in ("typical", "edge") and c.case_id in outcomes]
@@ -158,8 +249,9 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
     matches: dict[str, dict[str, set[Variant]]] = {}  # channel -> case -> matching variants
     for case in compared:
         reference = references(case)
-        for channel in channels(outcomes[case.case_id], case.dims["N"]):
-            hits = {k for k, v in reference.items() if _same(v, channel.values)}
+        for channel in channels(outcomes[case.case_id], case.dims["N"], epochs=case.dims.get("E")):
+            against = references(case, per_epoch=True) if channel.name.endswith(PER_EPOCH) else reference
+            hits = {k for k, v in against.items() if _same(v, channel.values)}
             matches.setdefault(channel.name, {})[case.case_id] = hits
     findings = []
     for name, per_case in matches.items():
@@ -168,30 +260,71 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
         common = set.intersection(*(per_case[c.case_id] for c in typical))
         if not common:
             continue
-        order = [(m, v.name) for m, vs in VARIANTS.items() for v in vs]
+        order = _order()
         ranked = sorted(common, key=lambda k: (order.index(k[:2]), k[2] or ""))
-        paper_hits = [k for k in ranked if next(v for v in VARIANTS[k[0]] if v.name == k[1]).paper]
+        paper_hits = [k for k in ranked if (found := known(k[0], k[1])) is not None and found.paper]
         chosen = paper_hits[0] if paper_hits else ranked[0]
         metric, variant_name, series = chosen
-        variant = next(v for v in VARIANTS[metric] if v.name == variant_name)
+        variant = known(metric, variant_name)
+        assert variant is not None
         agreeing = [c.case_id for c in compared if chosen in per_case.get(c.case_id, set())]
-        departures = [] if variant.paper else [variant.departure]
-        differing = [c.case_id for c in compared if c.case_id not in agreeing]
+        source = variant.source
+        departures: list[str]
+        if variant.paper:
+            departures = []
+        elif variant.timing and not any(chose_epoch(c) for c in compared):
+            departures = []  # it scores the epoch it was given: when to score is its caller's choice
+            source += "; it was given one epoch's predictions, so when to score is its caller's choice"
+        elif variant.driven and not any(c.protocol for c in compared):
+            departures = []  # it computes on the predictions it was handed: which they are is its caller's choice
+            source += "; it was handed its predictions, so whether they are out of sample is its caller's choice"
+        else:
+            departures = [variant.departure]
+        # A case where the paper's metric is undefined (AUM with one class) is never charged.
+        differing = [c.case_id for c in compared if c.case_id not in agreeing and defined(c, metric, series)]
         if differing:
             departures.append(f"differs from {variant_name} on case{'s' if len(differing) > 1 else ''} {', '.join(differing)}")
+        cited, definition = quoted(metric)
         findings.append(Fidelity(
-            output=name, metric=metric, matches=variant_name, source=variant.source, paper=variant.paper,
+            cited=cited, definition=definition, output=name, metric=metric, matches=variant_name, source=source, paper=variant.paper,
             cases_matched=len(agreeing), cases=len(compared), departures=departures, dynamics=series,
         ))
     return findings
 
 
-def paper_reference(case: FixtureCase, metric: str, series: Series | None = None) -> tuple[str, np.ndarray] | None:
+def quoted(metric: str) -> tuple[str | None, str | None]:
+    """The paper's citation and definition of a metric, for a finding's page (`cited`, `definition`)."""
+    from paperproof.verify.metrics.variants import DEFINITIONS
+
+    found = DEFINITIONS.get(metric)
+    return (found.paper, found.definition) if found else (None, None)
+
+
+def chose_epoch(case: FixtureCase) -> bool:
+    """Whether the entry saw every epoch of the case, so which epoch it scores is its own choice: a training run
+    drove it, or an argument holds all epochs (not one epoch's predictions, layouts `NC` and `N`)."""
+    if case.protocol:
+        return True
+    return any(arg.spec.kind in DYNAMICS_KINDS and arg.spec.kind not in ("labels", "trend")
+               and arg.spec.params.get("layout") not in ("NC", "N") for arg in _all_args(case))
+
+
+def defined(case: FixtureCase, metric: str, series: Series | None) -> bool:
+    """Whether the paper's metric is defined on every sample of a case (finite): AUM with one class is not."""
+    found = paper_reference(case, metric, series)
+    return found is not None and bool(np.isfinite(found[1]).all())
+
+
+def paper_reference(case: FixtureCase, metric: str, series: Series | None = None,
+                    per_epoch: bool = False) -> tuple[str, np.ndarray] | None:
     """The paper's variant of a metric on one case, by name and value, as the entry saw the case."""
     from paperproof.verify.metrics import VARIANTS
 
     paper = next((v.name for v in VARIANTS.get(metric, ()) if v.paper), None)
-    values = _variants(_case_key(case), series, _logits_dtype(case)).get((metric, paper)) if paper else None
+    values = _variants(_case_key(case), series, _logits_dtype(case), per_epoch).get((metric, paper)) if paper else None
+    if paper is None and not per_epoch:  # a metric of the model: its paper variant on the run the entry saw
+        paper = next((v.name for v in run_references.MODEL_VARIANTS.get(metric, ()) if v.paper), None)
+        values = _model_references(case).get((metric, paper)) if paper else None
     return (paper, values) if paper and values is not None else None
 
 

@@ -5,7 +5,9 @@ Only the outputs come from the sandbox, and only as numbers: the planted indices
 the run's seed (`fixtures.training.planted`), and the reference figures from the same run trained here. The
 orientation of each output is settled before any figure is computed, from the entry's docstring, the
 metric it was recognised as, or its name, and the record says which; a score used backwards shows as an
-AUROC below one half.
+AUROC below one half. Each kind is scored against the clean samples only, with a 95% interval on its
+AUROC, and checked first on the run itself (`check_kinds`): a kind that no reference metric finds is
+shown as a limit of the run, not as a failure of the code.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ import numpy as np
 
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
-from paperproof.catalogue.planted_record import Detection, Orientation, PlantedFigure, PlantedHardness, PlantedScore
+from paperproof.catalogue.planted_record import (
+    Detection,
+    KindCheck,
+    Orientation,
+    PlantedFigure,
+    PlantedHardness,
+    PlantedScore,
+)
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Fidelity
 from paperproof.fixtures import training
@@ -32,7 +41,9 @@ METRIC_ORIENTATION: dict[str, Orientation] = {
     "confidence": "low_is_hard", "correctness": "low_is_hard", "aum": "low_is_hard",
     "self_confidence": "low_is_hard", "variability": "high_is_hard", "forgetfulness": "high_is_hard",
     "threshold_closeness": "high_is_hard", "aleatoric": "high_is_hard", "entropy": "high_is_hard",
-    "el2n": "high_is_hard", "loss": "high_is_hard",
+    "el2n": "high_is_hard", "loss": "high_is_hard", "vog": "high_is_hard", "grand": "high_is_hard",
+    "prototypicality": "low_is_hard", "conf_agree": "low_is_hard", "epistemic": "high_is_hard",
+    "learning_time": "high_is_hard", "pvi": "low_is_hard", "tdds": "high_is_hard",
 }
 # A name that names a metric, longest first ("self_confidence" before "confidence").
 NAMED_METRICS: tuple[tuple[str, str], ...] = (
@@ -44,6 +55,8 @@ DECLARED = re.compile(r"\b(higher|larger|greater|lower|smaller)\b[^.;\n]{0,30}?\
                       re.IGNORECASE)
 HARD_WORDS = re.compile(r"hard|difficult|nois|mislabel|uncertain|ambigu|error", re.IGNORECASE)
 DATA_MAP_FOUR = frozenset({"confidence", "variability", "correctness", "forgetfulness"})
+# The reference metrics that say whether a planted kind can be found on a run at all, in the order of preference.
+CHECK_METRICS: tuple[str, ...] = ("loss", "confidence", "aum", "el2n")
 
 
 def fixtures_for(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings: list[Fidelity],
@@ -84,22 +97,88 @@ def masks(case: FixtureCase) -> dict[str, np.ndarray]:
     return out
 
 
+def _as_record(found: planted.Detection) -> Detection:
+    return Detection(auroc=found.auroc, auprc=found.auprc, auroc_low=found.auroc_low, auroc_high=found.auroc_high)
+
+
+@lru_cache(maxsize=8)
+def _trained(case_json: str) -> tuple[np.ndarray, np.ndarray]:
+    from paperproof.fixtures.values import case_dynamics
+
+    case = json.loads(case_json)
+    if case.get("protocol"):
+        evaluated, _, observed = rerun(training.RunSpec.from_case(case))
+        return evaluated, observed
+    with training.single_threaded():  # a planted case's dynamics come from a run trained here
+        return case_dynamics(case)
+
+
+def _dynamics(case_json: str) -> tuple[np.ndarray, np.ndarray]:
+    """The evaluated logits [E, N, C] and observed labels [N] of a planted case's run, trained here once,
+    single-threaded (what `training.train(spec).dynamics()` gives), copied out."""
+    logits, labels = _trained(case_json)
+    return logits.copy(), labels.copy()
+
+
+def reference_check(logits: np.ndarray, labels: np.ndarray, kinds: dict[str, np.ndarray],
+                    fraction: float) -> list[KindCheck]:
+    """Per planted kind, how well the reference core's loss, confidence, AUM and EL2N on the run's evaluated
+    logits find it (AUROC with its interval, against the clean samples only), and whether any of them beats
+    random: its whole 95% interval above one half."""
+    import torch
+
+    from paperproof.verify import metrics
+
+    z, y = torch.from_numpy(np.asarray(logits, dtype=np.float64)), torch.from_numpy(np.asarray(labels, dtype=np.int64))
+    values = {name: getattr(metrics, name)(z, y).double().numpy() for name in CHECK_METRICS}
+    checks = []
+    for kind, mask in kinds.items():
+        keep = planted.negatives(kind, kinds)
+        found = {name: planted.detect(v, mask, METRIC_ORIENTATION[name], keep) for name, v in values.items()}
+        best = max(found, key=lambda name: (found[name].auroc_low, found[name].auroc))  # the first on a tie
+        checks.append(KindCheck(kind=kind, fraction=fraction, positives=found[best].positives, samples=mask.size,
+                                negatives=found[best].samples - found[best].positives,
+                                metrics={n: _as_record(d) for n, d in found.items()},
+                                best=best, found=any(d.beats_random for d in found.values())))
+    return checks
+
+
+def check_run(spec: training.RunSpec) -> list[KindCheck]:
+    """`reference_check` on a planted run trained here, single-threaded, from its spec."""
+    with training.single_threaded():
+        logits, labels = training.train(spec).dynamics()
+    made = training.planted(spec)
+    kinds = {}
+    for kind in training.HARDNESS_KINDS:
+        mask = np.zeros(spec.n, dtype=bool)
+        mask[made.hard.get(kind, [])] = True
+        if 0 < mask.sum() < spec.n:
+            kinds[kind] = mask
+    share = spec.planted if spec.planted is not None else training.PLANTED_SHARE * len(training.HARDNESS_KINDS)
+    return reference_check(logits, labels, kinds, share)
+
+
+@lru_cache(maxsize=32)
+def _checks(case_json: str) -> tuple[KindCheck, ...]:
+    case = json.loads(case_json)
+    logits, labels = _dynamics(case_json)
+    return tuple(reference_check(logits, labels, masks(FixtureCase.model_validate(case)), case["dims"]["P"] / 100))
+
+
+def check_kinds(case: FixtureCase) -> list[KindCheck]:
+    """Whether each kind of a planted case can be found at all on its run (`reference_check`), cached."""
+    return list(_checks(json.dumps(_case_dict(case), sort_keys=True)))
+
+
 @lru_cache(maxsize=32)
 def _reference(case_json: str, metric: str) -> tuple[str, np.ndarray] | None:
     """The reference core's paper variant of `metric` on the case's run, trained here, single-threaded."""
     import torch
 
-    from paperproof.fixtures.values import case_dynamics
     from paperproof.verify.metrics import VARIANTS
     from paperproof.verify.metrics.onepass import training_dynamics_onepass
 
-    case = json.loads(case_json)
-    if case.get("protocol"):
-        evaluated, _, observed = rerun(training.RunSpec.from_case(case))
-        logits, labels = evaluated.copy(), observed.copy()
-    else:
-        with training.single_threaded():  # a planted case's dynamics come from a run trained here
-            logits, labels = case_dynamics(case)
+    logits, labels = _dynamics(case_json)
     variant = next((v for v in VARIANTS.get(metric, ()) if v.paper), None)
     if variant is None:
         return None
@@ -118,7 +197,7 @@ def _named(text: str) -> str | None:
 def orientation(entry: Entry, output: str, findings: list[Fidelity],
                 known: Recognition | None) -> tuple[Orientation, str, str | None] | None:
     """How to read an output (orientation, where that came from, the metric it is), before any scoring."""
-    exact = next((f for f in findings if f.output == output), None)
+    exact = next((f for f in findings if f.output == output and f.found_by == "variants"), None)
     metric = exact.metric if exact else known.metric if known and known.output == output else None
     declared = DECLARED.search(entry.docstring or "")
     if declared:
@@ -157,6 +236,8 @@ def score(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings
     names = [name for name in per_case[fixtures.cases[0].case_id] if all(name in found for found in per_case.values())]
     if not names:
         return None
+    checks = {case.case_id: check_kinds(case) for case in fixtures.cases}
+    findable = {(case.case_id, c.kind): c.found for case in fixtures.cases for c in checks[case.case_id]}
     scores, unread = [], []
     flagged: list[int] = []
     for name in names:
@@ -170,17 +251,21 @@ def score(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings
             found = per_case[case.case_id][name]
             reference = _reference(json.dumps(_case_dict(case), sort_keys=True), metric) if metric else None
             reference_name = reference[0] if reference else None
-            for kind, mask in masks(case).items():
+            kinds = masks(case)
+            for kind, mask in kinds.items():
                 if not np.isfinite(found).all():
                     break
-                mine = planted.detect(found, mask, direction)
-                ref = planted.detect(reference[1], mask, METRIC_ORIENTATION[metric]) if reference and metric else None
-                low = planted.floor(mask)
+                keep = planted.negatives(kind, kinds)  # this kind's samples and the clean ones
+                mine = planted.detect(found, mask, direction, keep)
+                ref = planted.detect(reference[1], mask, METRIC_ORIENTATION[metric], keep) \
+                    if reference and metric else None
+                low = planted.floor(mask, keep=keep)
                 figures.append(PlantedFigure(
                     kind=kind, fraction=case.dims["P"] / 100, auroc=mine.auroc, auprc=mine.auprc,
-                    orientation=direction, positives=mine.positives, samples=mine.samples,
-                    reference=Detection(auroc=ref.auroc, auprc=ref.auprc) if ref else None,
-                    floor=Detection(auroc=low.auroc, auprc=low.auprc)))
+                    orientation=direction, positives=mine.positives, samples=mask.size,
+                    reference=_as_record(ref) if ref else None, floor=_as_record(low),
+                    auroc_low=mine.auroc_low, auroc_high=mine.auroc_high, negatives=mine.samples - mine.positives,
+                    findable=findable.get((case.case_id, kind))))
         if not figures:
             unread.append(name)
             continue
@@ -202,4 +287,5 @@ def score(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings
            f"{first['N']} samples, {first['C']} classes, {first['E']} epochs (seed {fixtures.cases[0].seed}), with "
            f"{' and '.join(f'{f:.0%}' for f in fractions)} of the samples made hard, split evenly over "
            f"{len(training.HARDNESS_KINDS)} kinds")
-    return PlantedHardness(run=run, fractions=fractions, scores=scores, flagged=flagged, note=note)
+    return PlantedHardness(run=run, fractions=fractions, scores=scores, flagged=flagged, note=note,
+                           checks=[c for case in fixtures.cases for c in checks[case.case_id]])

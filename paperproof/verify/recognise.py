@@ -63,6 +63,7 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
 
 def recognise(fixtures: FixtureSet, result: RunResult | None, findings: list[Fidelity]) -> Recognition | None:
     """The closest metric to any per-sample output, exact matches first; None when nothing is close."""
+    findings = [f for f in findings if f.found_by == "variants"]  # a behavioural check names no metric
     if result is None or not fixtures.cases:
         return None
     if not comparable(fixtures):

@@ -21,7 +21,7 @@ from paperproof.plumbing.progress import bar
 from paperproof.runner import environment
 from paperproof.runner.distributed import make_executor
 from paperproof.runner.executor import ResultCache, RunRequest
-from paperproof.verify import contracts, departures, evaluators, fidelity, made_up, planted_scores, verdict
+from paperproof.verify import alignment, contracts, departures, evaluators, fidelity, made_up, planted_scores, verdict
 from paperproof.verify.recognise import recognise
 from paperproof.verify.samples import link_behaviours, make_sample
 
@@ -100,6 +100,7 @@ class _Job:
     def judge(self, fixtures: FixtureSet, result: RunResult | None) -> tuple[list[Fidelity], verdict.Verdict]:
         findings = departures.explain(self.chosen.entry, fixtures, result, fidelity.assess(fixtures, result)) \
             + evaluators.assess(self.chosen.entry, fixtures, result)
+        findings += alignment.assess(self.chosen.entry, fixtures, result, findings)
         return findings, verdict.judge(fixtures, result, self.contract, findings, self.chosen.entry.kind)
 
 
@@ -266,7 +267,8 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         if planted_set is not None:
             scored = planted_scores.score(job.chosen.entry, planted_set,
                                           planted_runs.get(_key(job.chosen.entry, planted_set)), job.findings, known)
-            sample = sample.model_copy(update={"planted": scored})
+            sample = sample.model_copy(update={"planted": scored,
+                                               "fidelity": departures.with_planted(sample.fidelity, scored)})
         found = envs.get(job.key)
         env_notes = found.describe() if found is not None else []
         made[job.key].append(sample.model_copy(update={"notes": [*sample.notes, *env_notes]}) if env_notes else sample)

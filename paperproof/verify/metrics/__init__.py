@@ -12,10 +12,12 @@ from the formulas in ``shared/reference/hardness-metrics.md`` section 2, vectori
 * logits are assumed finite: argmax ties follow ``np.argmax`` (first maximum), NaN does not.
 
 By family: ``dynamics`` (the Data Maps four), ``scores`` (per-epoch scores on the same run),
-``representation`` (metrics with their own inputs), ``variants`` (the published variants of
-each metric, and ``match_variants`` / ``identify_metric`` to say which one an output
-reproduces), and ``onepass``, the fast path for the Data Maps four that the readable
-``dynamics`` is the oracle for.
+``field`` (learning time, second-split forgetting, TDDS, and Confident Learning's and AUM's
+label-noise rules), ``representation`` (metrics with their own inputs), ``variants`` (the
+published variants of each metric, ``DEFINITIONS`` of what each paper defines, and
+``match_variants`` / ``identify_metric`` to say which one an output reproduces), and
+``onepass``, the fast path for the Data Maps four that the readable ``dynamics`` is the oracle
+for.
 """
 
 from paperproof.verify.metrics.dynamics import (
@@ -25,46 +27,85 @@ from paperproof.verify.metrics.dynamics import (
     training_dynamics,
     variability,
 )
+from paperproof.verify.metrics.field import (
+    aum_mislabelled,
+    aum_threshold,
+    confident_learning_issues,
+    learning_time,
+    per_class_thresholds,
+    second_split_forgetting,
+    tdds,
+)
 from paperproof.verify.metrics.representation import (
     DEFAULT_GRAND_BATCH_SIZE,
     allsh,
     conf_agree,
     grand,
     grand_last_layer,
+    grand_runs,
+    input_gradients,
     prototypicality,
+    prototypicality_kmeans,
     vog,
 )
 from paperproof.verify.metrics.scores import (
     aleatoric,
     aum,
+    early_epoch,
     el2n,
+    el2n_runs,
     entropy,
+    epistemic,
     loss,
+    pvi,
     self_confidence,
     threshold_closeness,
 )
-from paperproof.verify.metrics.variants import VARIANTS, Variant, identify_metric, match_variants
+from paperproof.verify.metrics.variants import (
+    DEFINITIONS,
+    VARIANTS,
+    Definition,
+    Variant,
+    identify_metric,
+    match_variants,
+)
 
 __all__ = [
     "DEFAULT_GRAND_BATCH_SIZE",
+    "DEFINITIONS",
+    "Definition",
     "VARIANTS",
     "Variant",
     "aleatoric",
     "allsh",
     "aum",
+    "aum_mislabelled",
+    "aum_threshold",
     "confidence",
     "conf_agree",
+    "confident_learning_issues",
     "correctness",
+    "early_epoch",
     "el2n",
+    "el2n_runs",
     "entropy",
+    "epistemic",
     "forgetfulness",
     "grand",
     "grand_last_layer",
+    "grand_runs",
     "identify_metric",
+    "input_gradients",
+    "learning_time",
     "loss",
     "match_variants",
+    "per_class_thresholds",
     "prototypicality",
+    "prototypicality_kmeans",
+    "pvi",
+    "second_split_forgetting",
     "self_confidence",
+    "tdds",
     "threshold_closeness",
     "training_dynamics",
     "variability",

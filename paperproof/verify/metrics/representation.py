@@ -1,8 +1,14 @@
-"""Metrics with their own inputs: gradients (GraNd, VoG), representations (prototypicality) and
-predictions under perturbation (confident agreement, ALLSH), rather than a training run's logits.
+"""Metrics with their own inputs: gradients (GraNd, averaged over initialisations or not; VoG and
+the input gradients it needs), representations (prototypicality, to the class mean or to k-means
+prototypes) and predictions under perturbation (confident agreement, ALLSH), rather than a
+training run's logits.
 """
 
 from __future__ import annotations
+
+import copy
+import math
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -239,3 +245,166 @@ def allsh(
 
     per_sample = 2 * pt.shape[1]
     return _chunked(pt.shape[0], batch_size, per_sample, dev, compute, {"v": torch.float64})["v"]
+
+
+def grand_runs(
+    models: list[torch.nn.Module],
+    inputs: ArrayLike,
+    labels: ArrayLike,
+    *,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+    batch_size: int | None = None,
+) -> Tensor:
+    """GraNd as Paul et al. define it (NeurIPS 2021): E_w ‖∇_θ CE(f_θ(x_i), y_i)‖₂, the mean over
+    ``models`` (each an independent initialisation, early in training) of ``grand``.
+
+    Direction: high = hard.
+    """
+    if not models:
+        raise ValueError("models holds no model")
+    total: Tensor | None = None
+    for model in models:
+        v = grand(model, inputs, labels, dtype=dtype, device=device, batch_size=batch_size)
+        total = v if total is None else total + v
+    assert total is not None
+    return total / len(models)
+
+
+def input_gradients(
+    model: torch.nn.Module,
+    inputs: ArrayLike,
+    labels: ArrayLike,
+    *,
+    target: Literal["logit", "prob"] = "logit",
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+    batch_size: int | None = None,
+) -> Tensor:
+    """Per-sample gradient with respect to the input of the label class's pre-softmax logit
+    z_y (VoG, Agarwal, D'souza, Hooker, CVPR 2022), or of its softmax probability p_y with
+    ``target="prob"``, flattened to [N, D] on the CPU. Stack K checkpoints' results into
+    G [K, N, D] for ``vog``.
+
+    The model is left untouched: a copy in ``dtype`` on ``device`` (default: its parameters'
+    device) runs in eval mode, where samples do not interact (batch norm uses its running
+    statistics), so the gradient of Σ_i z_i[y_i] is each sample's own. Chunks default to
+    ``DEFAULT_GRAND_BATCH_SIZE`` samples.
+
+    Direction: not a score; the input to ``vog`` (high VoG = hard).
+    """
+    if target not in ("logit", "prob"):
+        raise ValueError(f'target must be "logit" or "prob", got {target!r}')
+    x = _as_tensor(inputs)
+    if not x.is_floating_point():
+        raise TypeError(f"inputs must be floating point to take a gradient, got {x.dtype}")
+    n = x.shape[0]
+    y = _labels(labels, n, None)
+    first = next(model.parameters(), None)
+    if device is not None:
+        dev = torch.device(device)
+    else:
+        dev = first.device if first is not None else _default_device()
+    net = copy.deepcopy(model).to(dev, dtype).eval()
+    for p in net.parameters():
+        p.requires_grad_(False)
+    size = batch_size if batch_size is not None else DEFAULT_GRAND_BATCH_SIZE
+    if size < 1:
+        raise ValueError(f"batch_size must be positive, got {size}")
+    parts = []
+    for start in range(0, n, size):
+        sl = slice(start, min(n, start + size))
+        xb = x[sl].to(dev, dtype).clone().requires_grad_(True)
+        with torch.enable_grad():
+            out = net(xb)
+            if target == "prob":
+                out = out.softmax(-1)
+            chosen = out.gather(1, y[sl].to(dev).unsqueeze(1)).sum()
+            (g,) = torch.autograd.grad(chosen, xb)
+        parts.append(g.reshape(g.shape[0], -1).to("cpu", torch.float64))
+    if not parts:
+        return torch.empty((0, math.prod(x.shape[1:])), dtype=torch.float64)
+    return torch.cat(parts)
+
+
+def _nearest(x: Tensor, centroids: Tensor) -> tuple[Tensor, Tensor]:
+    """Index of the nearest centroid (lowest index on ties) and the squared Euclidean distance
+    to it, for every row of x [N, D], from exact differences over chunks of rows."""
+    n, d = x.shape
+    rows = max(1, 2**22 // max(1, centroids.shape[0] * d))
+    idx = torch.empty(n, dtype=torch.int64, device=x.device)
+    sq = torch.empty(n, dtype=x.dtype, device=x.device)
+    for start in range(0, n, rows):
+        sl = slice(start, min(n, start + rows))
+        dist = (x[sl].unsqueeze(1) - centroids.unsqueeze(0)).square().sum(-1)
+        sq[sl], idx[sl] = dist.min(1)
+    return idx, sq
+
+
+def _kmeans(x: Tensor, k: int, seed: int, iters: int) -> Tensor:
+    """Centroids [k, D]: k-means++ seeding from a CPU generator seeded with ``seed`` (first
+    centre uniform, each next drawn with probability ∝ squared distance to the nearest centre),
+    then up to ``iters`` Lloyd steps; a cluster left empty keeps its centroid."""
+    n = x.shape[0]
+    gen = torch.Generator().manual_seed(seed)
+    chosen = [int(torch.randint(n, (1,), generator=gen))]
+    _, sq = _nearest(x, x[chosen])
+    for _ in range(1, k):
+        weights = sq.to("cpu", torch.float64).clamp_min(0)
+        if float(weights.sum()) > 0:
+            nxt = int(torch.multinomial(weights, 1, generator=gen))
+        else:  # every point sits on a centre already
+            nxt = int(torch.randint(n, (1,), generator=gen))
+        chosen.append(nxt)
+        sq = torch.minimum(sq, _nearest(x, x[nxt : nxt + 1])[1])
+    centroids = x[chosen].clone()
+    assign = _nearest(x, centroids)[0]
+    for _ in range(iters):
+        counts = torch.bincount(assign, minlength=k).to(x.dtype)
+        sums = torch.zeros_like(centroids).index_add_(0, assign, x)
+        centroids = torch.where(counts.unsqueeze(1) > 0, sums / counts.clamp_min(1).unsqueeze(1), centroids)
+        new_assign = _nearest(x, centroids)[0]
+        if torch.equal(new_assign, assign):
+            break
+        assign = new_assign
+    return centroids
+
+
+def prototypicality_kmeans(
+    embeddings: ArrayLike,
+    k: int,
+    *,
+    seed: int = 0,
+    iters: int = 50,
+    distance: Literal["euclidean", "cosine"] = "euclidean",
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """Self-supervised prototype metric (Sorscher, Geirhos, Shekhar, Ganguli, Morcos, NeurIPS
+    2022, "Beyond neural scaling laws"): k-means on the embeddings [N, D] (seeded k-means++,
+    then Lloyd iterations; deterministic for a seed) and the distance of each sample to its
+    nearest centroid. ``distance="euclidean"`` is ‖h − c‖₂; ``"cosine"`` clusters the
+    L2-normalised embeddings and returns 1 − max_j cos(h, c_j) (the authors' released scores
+    are described as cosine-based). H-CAT's cosine to the class mean is ``prototypicality``.
+
+    Direction: high = hard (far from every prototype).
+    """
+    if distance not in ("euclidean", "cosine"):
+        raise ValueError(f'distance must be "euclidean" or "cosine", got {distance!r}')
+    h = _real_tensor(embeddings, 2, "embeddings [N, D]")
+    n = h.shape[0]
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n:
+        raise ValueError(f"k must be an int in [1, N = {n}], got {k!r}")
+    if iters < 0:
+        raise ValueError(f"iters must be non-negative, got {iters}")
+    dev = _setup(device)
+    x = h.to(dev, dtype)
+    if distance == "cosine":
+        x = F.normalize(x, dim=1)
+    centroids = _kmeans(x, k, seed, iters)
+    if distance == "euclidean":
+        return _nearest(x, centroids)[1].sqrt().to("cpu", torch.float64)
+    unit = F.normalize(centroids, dim=1)
+    rows = max(1, 2**22 // k)
+    best = torch.cat([(x[s : s + rows] @ unit.T).amax(1) for s in range(0, n, rows)])
+    return (1 - best).to("cpu", torch.float64)

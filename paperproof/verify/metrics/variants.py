@@ -7,24 +7,31 @@ inputs and comparing.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
 
 from paperproof.verify.metrics.dynamics import confidence, correctness, forgetfulness, variability
+from paperproof.verify.metrics.field import learning_time, tdds
 from paperproof.verify.metrics.inputs import ArrayLike, _as_tensor, _dynamics
 from paperproof.verify.metrics.scores import (
     aleatoric,
     aum,
+    early_epoch,
     el2n,
     entropy,
+    epistemic,
     loss,
+    pvi,
     self_confidence,
     threshold_closeness,
 )
+
+Orientation = Literal["high_is_hard", "low_is_hard"]
 
 
 @dataclass(frozen=True)
@@ -37,13 +44,198 @@ class Variant:
     paper: bool
     compute: Callable[[Tensor, Tensor], Tensor]
     departure: str
+    # True when the variant's only departure is WHICH epoch it scores: charged only when the
+    # implementation chose the epoch itself (it saw every epoch), not when it was given one.
+    timing: bool = False
+    # True when the departure is in WHAT the score is computed on (in-sample predictions where the paper
+    # takes out-of-sample ones): charged only where a training run drove the implementation, which then chose
+    # its own predictions; a function handed probabilities computes on what its caller chose.
+    driven: bool = False
 
 
 def _v(
     metric: str, name: str, source: str, paper: bool, departure: str, fn: Callable[..., Tensor],
-    **options: Any,
+    *, timing: bool = False, driven: bool = False, **options: Any,
 ) -> Variant:
-    return Variant(metric, name, source, paper, functools.partial(fn, **options), departure)
+    return Variant(metric, name, source, paper, functools.partial(fn, **options), departure, timing, driven)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A metric as its paper defines it, for pages to quote: ``paper`` the citation (authors,
+    venue year, title), ``definition`` our plain restatement, ``orientation`` which end is hard."""
+
+    paper: str
+    definition: str
+    orientation: Orientation
+
+    def __post_init__(self) -> None:
+        if self.orientation not in ("high_is_hard", "low_is_hard"):
+            raise ValueError(f"orientation must be high_is_hard or low_is_hard, got {self.orientation!r}")
+
+
+def _el2n_early(logits: Tensor, labels: Tensor) -> Tensor:
+    """EL2N (the norm) at Paul et al.'s early epoch, ``early_epoch(E)``, of a single run."""
+    return el2n(logits, labels, epoch=early_epoch(int(logits.shape[0])), squared=False)
+
+
+def _last_cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
+    """The current (last-epoch) model's per-sample cross-entropy, −log softmax(Z_{E−1})[y]."""
+    return loss(logits[-1:], labels)
+
+
+_CARTOGRAPHY = (
+    "Swayamdipta, Schwartz, Lourie, Wang, Hajishirzi, Smith, Choi, EMNLP 2020, "
+    '"Dataset Cartography: Mapping and Diagnosing Datasets with Training Dynamics"'
+)
+_DATA_IQ = (
+    "Seedat, Crabbé, Bica, van der Schaar, NeurIPS 2022, "
+    '"Data-IQ: Characterizing subgroups with heterogeneous outcomes in tabular data"'
+)
+_DATA_DIET = (
+    "Paul, Ganguli, Dziugaite, NeurIPS 2021, "
+    '"Deep Learning on a Data Diet: Finding Important Examples Early in Training"'
+)
+_MAINI = (
+    "Maini, Garg, Lipton, Kolter, NeurIPS 2022, "
+    '"Characterizing Datapoints via Second-Split Forgetting"'
+)
+
+# What each metric's paper defines, in our words, and which end of it is hard. Covers every metric
+# in VARIANTS and the metrics with their own inputs (gradients, embeddings, MC passes).
+DEFINITIONS: dict[str, Definition] = {
+    "confidence": Definition(
+        _CARTOGRAPHY,
+        "The mean over training epochs of the probability the model gives the sample's gold label.",
+        "low_is_hard",
+    ),
+    "variability": Definition(
+        _CARTOGRAPHY,
+        "The standard deviation over training epochs of the gold-label probability, dividing by the "
+        "number of epochs E.",
+        "high_is_hard",
+    ),
+    "correctness": Definition(
+        _CARTOGRAPHY,
+        "The fraction of training epochs in which the model's argmax prediction is the gold label.",
+        "low_is_hard",
+    ),
+    "forgetfulness": Definition(
+        "Toneva, Sordoni, Combes, Trischler, Bengio, Gordon, ICLR 2019, "
+        '"An Empirical Study of Example Forgetting during Deep Neural Network Learning"',
+        "The number of forgetting events, transitions from correctly classified to misclassified between "
+        "successive presentations; a sample never learned counts as forgotten infinitely often.",
+        "high_is_hard",
+    ),
+    "threshold_closeness": Definition(
+        _CARTOGRAPHY,
+        "μ(1 − μ) of the mean gold-label probability μ over epochs: largest for samples the model is "
+        "half sure of.",
+        "high_is_hard",
+    ),
+    "aleatoric": Definition(
+        _DATA_IQ,
+        "The mean over epochs of p(1 − p), with p the gold-label probability at each epoch's end.",
+        "high_is_hard",
+    ),
+    "entropy": Definition(
+        _DATA_IQ,
+        "The entropy −Σ p log p of the gold-label probability taken over epochs (Data-IQ's code).",
+        "high_is_hard",
+    ),
+    "epistemic": Definition(
+        _DATA_IQ,
+        "The variance over epochs of the gold-label probability, dividing by the number of epochs.",
+        "high_is_hard",
+    ),
+    "aum": Definition(
+        "Pleiss, Zhang, Elenberg, Weinberger, NeurIPS 2020, "
+        '"Identifying Mislabeled Data using the Area Under the Margin Ranking"',
+        "The mean over training of the logit margin z_y − max_{j≠y} z_j; samples below the 99th "
+        "percentile of the AUM of threshold samples (relabelled to a fake extra class) are mislabelled.",
+        "low_is_hard",
+    ),
+    "el2n": Definition(
+        _DATA_DIET,
+        "The L2 norm ‖p − onehot(y)‖₂ of the error vector early in training (epoch 20 of 200), "
+        "averaged over independent initialisations.",
+        "high_is_hard",
+    ),
+    "grand": Definition(
+        _DATA_DIET,
+        "The norm of the per-sample gradient of the loss with respect to all parameters, at "
+        "initialisation or early in training, averaged over independent initialisations.",
+        "high_is_hard",
+    ),
+    "loss": Definition(
+        "Arpit et al., ICML 2017, \"A Closer Look at Memorization in Deep Networks\"; Han et al., "
+        'NeurIPS 2018, "Co-teaching: Robust Training of Deep Neural Networks with Extremely Noisy Labels"',
+        "The small-loss criterion: the per-sample cross-entropy of the current model; networks fit clean "
+        "samples first, so samples with large loss are likely noisy or hard.",
+        "high_is_hard",
+    ),
+    "self_confidence": Definition(
+        "Northcutt, Jiang, Chuang, JAIR 2021, \"Confident Learning: Estimating Uncertainty in Dataset Labels\"",
+        "The out-of-sample (cross-validated) predicted probability of the given label; in-sample "
+        "probabilities are a departure.",
+        "low_is_hard",
+    ),
+    "learning_time": Definition(
+        _MAINI,
+        "The first epoch after which the sample is classified correctly at every remaining epoch; a "
+        "sample never learned scores the number of epochs plus one.",
+        "high_is_hard",
+    ),
+    "second_split_forgetting": Definition(
+        _MAINI,
+        "After training on split A, training goes on on split B only; for a sample of A, the first epoch "
+        "of that second-split training after which it is misclassified at every remaining epoch (never "
+        "forgotten: the number of epochs plus one). Fast-forgotten samples are mislabelled or rare.",
+        "low_is_hard",
+    ),
+    "pvi": Definition(
+        "Ethayarajh, Choi, Swayamdipta, ICML 2022, \"Understanding Dataset Difficulty with V-Usable Information\"",
+        "Pointwise V-information, −log₂ g′[∅](y) + log₂ g[x](y) in bits, where g is trained on (x, y) and "
+        "g′ on (null input, y).",
+        "low_is_hard",
+    ),
+    "tdds": Definition(
+        "Zhang, Du, Li, Xie, Zhou, CVPR 2024, "
+        '"Spanning Training Progress: Temporal Dual-Depth Scoring (TDDS) for Enhanced Dataset Pruning"',
+        "The variability, over a sliding window of epochs, of the sample's per-epoch contribution to the "
+        "loss change (approximated by the KL divergence between its predictions at consecutive epochs), "
+        "combined over windows with exponential-moving-average weights; the highest scores are kept.",
+        "high_is_hard",
+    ),
+    "vog": Definition(
+        "Agarwal, D'souza, Hooker, CVPR 2022, \"Estimating Example Difficulty using Variance of Gradients\"",
+        "Over K checkpoints, the gradient of the label class's pre-softmax logit with respect to the "
+        "input; per pixel its standard deviation over checkpoints, averaged over pixels, then normalised "
+        "within each class.",
+        "high_is_hard",
+    ),
+    "prototypicality": Definition(
+        "Sorscher, Geirhos, Shekhar, Ganguli, Morcos, NeurIPS 2022, "
+        '"Beyond neural scaling laws: beating power law scaling via data pruning"',
+        "Embed with a self-supervised model, cluster with k-means, and score the distance to the nearest "
+        "centroid (far = hard). H-CAT's cosine to the class-mean embedding is a variant, read the other "
+        "way (low similarity = hard).",
+        "high_is_hard",
+    ),
+    "conf_agree": Definition(
+        "Carlini, Erlingsson, Papernot, 2019, "
+        '"Distribution Density, Tails, and Outliers in Machine Learning: Metrics and Applications"',
+        "The agreement of the predictions of several independently trained models (or dropout samples) "
+        "on the sample.",
+        "low_is_hard",
+    ),
+    "allsh": Definition(
+        "Zhang, Gong, Liu, He, Chen, Zhou, Findings of NAACL 2022, "
+        '"ALLSH: Active Learning Guided by Local Sensitivity and Hardness"',
+        "The divergence between the model's predictions on the sample and on an augmented copy of it.",
+        "high_is_hard",
+    ),
+}
 
 
 # Which variant is the paper's:
@@ -56,12 +248,22 @@ def _v(
 #   above any count reachable with E < 1000, so the raw count with 1000 is the paper variant;
 #   TF's code substitutes E, and HCAT scores them 0 and divides by E. (Toneva count per
 #   minibatch presentation, we per recorded epoch; that is a property of the input.)
-# * threshold_closeness (AC), aleatoric and entropy (Data-IQ), loss (H-CAT) and
-#   self_confidence (cleanlab) have one published form, which is the reference.
+# * threshold_closeness (AC), aleatoric and entropy (Data-IQ) have one published form, which is
+#   the reference. self_confidence (cleanlab) is the gold probability; Northcutt et al. take it
+#   out of sample (cross-validated: `verify.run_references`), so the last epoch's in-sample
+#   probability departs where a training run drove the code (`driven`), not where it was handed
+#   probabilities.
 # * aum: Pleiss et al. define the mean margin on logits.
-# * el2n: Paul et al. define the L2 norm (not its square) at one epoch (averaged over runs);
-#   with one run, the norm at the recorded epoch the caller picks is that definition, so the
-#   last-epoch norm is the paper variant; HCAT squares it and the epoch mean is a smoothing.
+# * el2n: Paul et al. define the L2 norm (not its square) early in training (epoch 20 of 200)
+#   averaged over initialisations; with one run, the norm at early_epoch(E) is that definition.
+#   The last-epoch norm departs only in its timing (charged only where the code chose the
+#   epoch), HCAT squares it at the last epoch, and the epoch mean is a smoothing.
+# * loss: the small-loss criterion (Arpit et al. 2017; Han et al. 2018) is the current model's
+#   cross-entropy (last_cross_entropy); H-CAT's mean over epochs is published too. Both are paper
+#   variants; the first stays the reference the planted checks use.
+# * learning_time (Maini et al.), epistemic (Data-IQ), pvi (Ethayarajh et al., label-marginal
+#   null model) and tdds (Zhang et al.) are computed from the same run; the other metrics of
+#   DEFINITIONS need inputs of their own (gradients, embeddings, a second split, MC passes).
 VARIANTS: dict[str, tuple[Variant, ...]] = {
     "confidence": (
         _v("confidence", "mean_gold_prob", "Data Maps (AC, DIQ, TV, HCAT)", True, "", confidence),
@@ -69,7 +271,8 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
     "variability": (
         _v("variability", "ddof0", "Data Maps (AC, DIQ, TV, HCAT; np.std)", True, "",
            variability, ddof=0),
-        _v("variability", "ddof1", "torch std default (correction=1)", False,
+        _v("variability", "ddof1", "torch std default (correction=1); spread (std ddof=1 over the trend)",
+           False,
            "divides by E−1 where the paper divides by E", variability, ddof=1),
         _v("variability", "include_ci", "Dataset Cartography include_ci (AC)", False,
            "returns sqrt(σ² + σ⁴/(E−1)) where the paper defines σ", variability,
@@ -125,21 +328,53 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
         _v("aum", "mean_logit_margin", "AUM (Pleiss et al.; AUMr, HCAT)", True, "", aum),
     ),
     "el2n": (
-        _v("el2n", "last_norm", "Paul et al. / data_diet (DD), at the last epoch", True, "",
-           el2n, epoch=-1, squared=False),
+        _v("el2n", "early_norm", "Paul et al. (one run): the norm at the first recorded epoch at or "
+           "after 10% of training", True, "", _el2n_early),
+        _v("el2n", "last_norm", "data_diet (DD) at the last epoch", False,
+           "scores at the last epoch, where Paul et al. score early in training (averaged over "
+           "initialisations)", el2n, timing=True, epoch=-1, squared=False),
         _v("el2n", "last_squared", "H-CAT (HCAT)", False,
-           "returns the squared norm where the paper defines the norm", el2n,
-           epoch=-1, squared=True),
+           "returns the squared norm at the last epoch, where Paul et al. take the norm early in "
+           "training", el2n, epoch=-1, squared=True),
         _v("el2n", "mean_norm", "norm averaged over recorded epochs (a smoothing)", False,
            "averages the norm over all epochs where the paper scores one epoch", el2n,
            epoch="mean", squared=False),
     ),
     "loss": (
-        _v("loss", "mean_cross_entropy", "H-CAT small/large loss (HCAT)", True, "", loss),
+        _v("loss", "mean_cross_entropy", "H-CAT benchmark (HCAT): the cross-entropy averaged over epochs",
+           True, "", loss),
+        _v("loss", "last_cross_entropy", "small-loss criterion (Arpit et al. 2017; Han et al. 2018): "
+           "the current model's cross-entropy", True, "", _last_cross_entropy),
     ),
     "self_confidence": (
-        _v("self_confidence", "last_epoch_gold_prob", "cleanlab default (CL, HCAT)", True, "",
-           self_confidence),
+        _v("self_confidence", "last_epoch_gold_prob", "cleanlab default (CL, HCAT)", False,
+           "uses in-sample probabilities where Confident Learning uses out-of-sample (cross-validated) "
+           "ones", self_confidence, driven=True),
+    ),
+    "learning_time": (
+        _v("learning_time", "stays_correct", "Maini et al. first-split learning time (1-based; never "
+           "learned: E + 1)", True, "", learning_time),
+        _v("learning_time", "stays_correct_0based", "learning time counted from epoch 0", False,
+           "counts epochs from 0, one less than the paper's 1-based learning time (never learned "
+           "scores E, not E + 1)", learning_time, one_based=False),
+        _v("learning_time", "first_correct", "first epoch ever classified correctly", False,
+           "takes the first epoch the sample is ever classified correctly, where the paper takes the "
+           "epoch after which it stays correct", learning_time, rule="first_correct"),
+    ),
+    "epistemic": (
+        _v("epistemic", "variance_ddof0", "Data-IQ (DIQ)", True, "", epistemic, ddof=0),
+        _v("epistemic", "variance_ddof1", "torch var default (correction=1)", False,
+           "divides by E−1 where the paper divides by E", epistemic, ddof=1),
+    ),
+    "pvi": (
+        _v("pvi", "bits_marginal_null", "Ethayarajh et al. (bits; null model = label marginal; last "
+           "epoch)", True, "", pvi, base=2.0),
+        _v("pvi", "nats_marginal_null", "PVI in nats (natural log)", False,
+           "nats where the paper uses bits", pvi, base=math.e),
+    ),
+    "tdds": (
+        _v("tdds", "kl_window_variance", "Zhang et al. TDDS (J = 10 capped at E, β = 0.9)", True, "",
+           tdds),
     ),
 }
 
