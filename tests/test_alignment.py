@@ -53,6 +53,11 @@ def variability_of_last_epoch(logits, labels):
     p = F.softmax(torch.as_tensor(logits[-1:], dtype=torch.float64), dim=-1)
     idx = torch.as_tensor(labels).long().view(1, -1, 1)
     return p.gather(-1, idx).squeeze(-1).std(dim=0, unbiased=False).numpy()
+
+
+def correctness_at_end(logits, labels):
+    """Whether each example is learned by the end (lower = harder); every one is, on an easy run."""
+    return np.ones(len(labels))
 '''
 
 
@@ -93,3 +98,9 @@ def test_a_variability_that_never_varies_is_a_departure(tmp_path):
     (finding,) = [f for f in sample.fidelity if f.found_by == "constancy"]
     assert finding.metric == "variability" and sample.status == "ran_violates"
     assert finding.worked is not None and finding.worked.code_value == 0.0 and finding.worked.paper_value > 0
+
+
+def test_a_count_or_flag_that_one_run_leaves_equal_is_not_charged(tmp_path):
+    (tmp_path / "track.py").write_text(CODE)
+    sample = verify_path(tmp_path, entries=["correctness_at_end"])[0]
+    assert not [f for f in sample.fidelity if f.found_by == "constancy"] and sample.status == "ran"
