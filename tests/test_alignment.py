@@ -55,6 +55,14 @@ def variability_of_last_epoch(logits, labels):
     return p.gather(-1, idx).squeeze(-1).std(dim=0, unbiased=False).numpy()
 
 
+def jittered_confidence(logits, labels):
+    """Confidence of each example with a little seeded jitter, as a pass in training mode gives (lower = harder)."""
+    p = F.softmax(torch.as_tensor(logits, dtype=torch.float64), dim=-1)
+    idx = torch.as_tensor(labels).long().view(1, -1, 1).expand(p.shape[0], -1, 1)
+    conf = p.gather(-1, idx).squeeze(-1).mean(dim=0).numpy()
+    return conf + np.random.default_rng(0).normal(0.0, 0.01, size=conf.shape)
+
+
 def correctness_at_end(logits, labels):
     """Whether each example is learned by the end (lower = harder); every one is, on an easy run."""
     return np.ones(len(labels))
@@ -104,3 +112,9 @@ def test_a_count_or_flag_that_one_run_leaves_equal_is_not_charged(tmp_path):
     (tmp_path / "track.py").write_text(CODE)
     sample = verify_path(tmp_path, entries=["correctness_at_end"])[0]
     assert not [f for f in sample.fidelity if f.found_by == "constancy"] and sample.status == "ran"
+
+
+def test_a_score_that_moves_with_its_samples_up_to_its_own_noise_is_not_charged(tmp_path):
+    (tmp_path / "track.py").write_text(CODE)
+    sample = verify_path(tmp_path, entries=["jittered_confidence"])[0]
+    assert not [f for f in sample.fidelity if f.found_by == "reordering"]

@@ -320,3 +320,29 @@ def test_palette_meets_wcag_aa():
     assert len(pairs) > 15
     low = sorted({(fg, bg, round(contrast(fg, bg), 2)) for fg, bg in pairs if contrast(fg, bg) < 4.5})
     assert low == [], low
+
+
+def test_a_paper_page_counts_what_ran_checked_and_lists_departures_most_severe_first(bundled_site):
+    slug = "specimen-mapping-sample-hardness-with-training"
+    twin = load_json(bundled_site / "paper" / f"{slug}.json")["verification"]
+    text = (bundled_site / "paper" / slug / "index.html").read_text()
+    ran = [s for s in twin["samples"] if s["status"].startswith("ran")]
+    assert sum(twin["checked"].values()) == len(ran) and twin["checked"]["paper"] > 0
+    assert set(twin["checked_vocabulary"]) == {"paper", "contracts", "nothing"}
+    for word, n in twin["checked"].items():
+        assert re.search(rf'{n} <a class="term checked-{word}"', text), word
+    rows = twin["implementations"]
+    ranks = [(0 if r["severity"] == "changes_ranking" else 1 if r["severity"] else 2) if r["departs_from_paper"]
+             else 3 for r in rows]
+    assert ranks == sorted(ranks) and ranks[0] == 0 and 3 in ranks
+    changing = [r["rank_correlation"] for r in rows if r["severity"] == "changes_ranking" and r["rank_correlation"] is not None]
+    assert changing == sorted(changing)  # the lowest rank correlation first
+
+
+def test_a_sample_page_quotes_the_papers_definition_beside_what_the_code_computes(bundled_site, samples):
+    record = samples["paperproof-specimens/dynamics-maps-fork", "variability_scores"]
+    (finding,) = record["fidelity"]
+    assert finding["cited"].startswith("Swayamdipta") and finding["definition"]
+    text = (bundled_site / "sample" / record["sample_id"] / "index.html").read_text()
+    assert 'class="paper-definition">The paper: Swayamdipta' in text
+    assert "checked against the paper" in text and record["checked"] == "paper"

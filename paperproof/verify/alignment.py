@@ -27,6 +27,9 @@ from paperproof.verify.planted_scores import _named, orientation
 from paperproof.verify.recognise import spearman
 
 ATOL, RTOL = 1e-6, 1e-5  # a reordered run is the same computation: only float summation order may differ
+# A score that changed when its samples moved but still ranks them as before (|ρ| at least this against its
+# samples' old scores) followed them, up to noise of its own; one that does not is charged.
+FOLLOWS = 0.5
 SOURCE = "alignment check: the same case with its samples in another order"
 
 
@@ -83,13 +86,15 @@ def misaligned(entry: Entry, fixtures: FixtureSet, result: RunResult | None,
             old, new = before[name], after[name]
             if np.allclose(new, old[order], atol=ATOL, rtol=RTOL, equal_nan=True) or np.allclose(old, old[0]):
                 continue  # it follows its samples (or cannot show that it does not: one value for all)
+            stays = bool(np.allclose(new, old, atol=ATOL, rtol=RTOL, equal_nan=True))
+            rho = spearman(old[order], new)
+            if not stays and (rho is None or abs(rho) >= FOLLOWS):
+                continue  # it moved with its samples, up to noise of its own (a pass in training mode): not charged
             gap = np.where(np.isfinite(new) & np.isfinite(old[order]), np.abs(new - old[order]), -1.0)
             j = int(gap.argmax())
-            stays = bool(np.allclose(new, old, atol=ATOL, rtol=RTOL, equal_nan=True))
             where = (f"position {j} of case {case.case_id} holds sample {int(order[j])} of case {base.case_id}, "
                      f"which scored {_number(old[order[j]])} there; at position {j} the code gave {_number(new[j])}")
             worked = (f"{where}, the score position {j} had before the samples moved" if stays else where)
-            rho = spearman(old[order], new)
             cited, definition = quoted(metric)
             out.append(Fidelity(
                 cited=cited, definition=definition, output=name, metric=metric, matches="follows_position" if stays else "does_not_follow_sample",
