@@ -86,7 +86,10 @@ def _spec(case: FixtureCase) -> training.RunSpec:
 def masks(case: FixtureCase) -> dict[str, np.ndarray]:
     """Which samples of a planted case's run were made hard, per kind: recomputed from the seed, never read
     from the run."""
-    spec = _spec(case)
+    return _kind_masks(_spec(case))
+
+
+def _kind_masks(spec: training.RunSpec) -> dict[str, np.ndarray]:
     made = training.planted(spec)
     out = {}
     for kind in training.HARDNESS_KINDS:
@@ -147,13 +150,7 @@ def check_run(spec: training.RunSpec) -> list[KindCheck]:
     """`reference_check` on a planted run trained here, single-threaded, from its spec."""
     with training.single_threaded():
         logits, labels = training.train(spec).dynamics()
-    made = training.planted(spec)
-    kinds = {}
-    for kind in training.HARDNESS_KINDS:
-        mask = np.zeros(spec.n, dtype=bool)
-        mask[made.hard.get(kind, [])] = True
-        if 0 < mask.sum() < spec.n:
-            kinds[kind] = mask
+    kinds = _kind_masks(spec)
     share = spec.planted if spec.planted is not None else training.PLANTED_SHARE * len(training.HARDNESS_KINDS)
     return reference_check(logits, labels, kinds, share)
 
