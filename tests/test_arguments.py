@@ -58,3 +58,25 @@ def test_a_literal_at_the_call_site_is_passed_as_it_is():
         ArgEvidence(param="kk", expression="5", origin="5", origin_line=1, kind="literal", value=5)])
     fixtures = synthesize(_entry(code, "top_k"), sites=[site])
     assert all({a.name: a.spec for a in c.args}["kk"].params == {"value": 5} for c in fixtures.cases)
+
+
+def test_a_call_site_that_passes_softmax_output_is_probabilities_whatever_the_name_guesses():
+    code = "def class_margin(eval_softmax, labels):\n    return eval_softmax.max(-1).values - eval_softmax[..., 0]\n"
+    site = CallSite(path="m.py", line=9, source="script", args=[
+        ArgEvidence(param="eval_softmax", expression="prob", origin="softmax(eval_logits)", origin_line=8,
+                    kind="probs")])
+    fixtures = synthesize(_entry(code, "class_margin"), sites=[site])
+    assert {a.name: a.spec.kind for a in fixtures.cases[0].args}["eval_softmax"] == "probs"
+
+
+def test_a_loss_called_like_a_model_keeps_the_run_object_its_name_names():
+    code = """
+    def grad_norms(model, loader, loss_fn):
+        out = []
+        for x, y in loader:
+            out.append(loss_fn(model(x), y))
+        return out
+    """
+    fixtures = synthesize(_entry(code, "grad_norms"))
+    roles = {a.name: a.spec.params.get("role") for a in fixtures.cases[0].args}
+    assert roles == {"model": "net", "loader": "loader", "loss_fn": "criterion"}

@@ -184,3 +184,12 @@ def test_cases_that_raise_at_the_boundary_among_returns_are_charged_to_the_fixtu
     v = judge(FIXTURES, result(cases), CONTRACT)
     assert v.status == "ran" and v.reason.startswith(f"returned on 3 of {len(FIXTURES.cases)} cases; raised on ")
     assert "size 2) at its input boundary, so charged to our fixture for those cases" in v.reason
+
+
+def test_a_layer_given_an_input_of_the_wrong_rank_is_our_fixtures_fault():
+    from paperproof.catalogue.run_result import ExceptionInfo
+    from paperproof.verify.verdict import at_boundary
+
+    said = "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [16, 3]"
+    assert at_boundary(ExceptionInfo(type="RuntimeError", message=said))
+    assert not at_boundary(ExceptionInfo(type="RuntimeError", message="CUDA error: device-side assert triggered"))

@@ -47,7 +47,8 @@ DECLARED = frozenset({"annotation", "metric"})
 FIXTURE_FAULT = re.compile(
     r"dtype|scalar type|expected .*(Float|Double|Half|Long)|(Float|Double|Long) but found|mat1 and mat2"
     r"|shapes? .*(cannot be|not aligned|mismatch)|size mismatch|must match the size|expected .*dim"
-    r"|too many indices|operands could not be broadcast|cannot reshape|invalid for input of size", re.IGNORECASE)
+    r"|too many indices|operands could not be broadcast|cannot reshape|invalid for input of size"
+    r"|expected \dD \(unbatched\)|input to conv\dd", re.IGNORECASE)
 
 
 @dataclass
