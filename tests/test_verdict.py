@@ -193,3 +193,24 @@ def test_a_layer_given_an_input_of_the_wrong_rank_is_our_fixtures_fault():
     said = "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [16, 3]"
     assert at_boundary(ExceptionInfo(type="RuntimeError", message=said))
     assert not at_boundary(ExceptionInfo(type="RuntimeError", message="CUDA error: device-side assert triggered"))
+
+
+def test_code_that_reaches_for_the_network_is_unverified_not_blamed():
+    said = ExceptionInfo(type="urllib.error.URLError", message="<urlopen error [Errno -3] Temporary failure in name "
+                         "resolution>")
+    v = judge(FIXTURES, result(every(outcome="raised", exception=said)), CONTRACT)
+    assert v.status == "unverified" and v.reason.startswith("needs the network, which the sandbox does not give")
+    loading = judge(FIXTURES, result([], end="load_failed", load_error=said), CONTRACT)
+    assert loading.status == "unverified" and "reaches for the network" in loading.reason
+
+
+def test_numpy_axis_and_shape_complaints_about_our_input_are_at_its_boundary():
+    from paperproof.verify.verdict import at_boundary
+
+    assert at_boundary(ExceptionInfo(type="numpy.exceptions.AxisError", message="axis 1 is out of bounds for array of "
+                                     "dimension 1"))
+    assert at_boundary(ExceptionInfo(type="numpy.linalg.LinAlgError", message="Last 2 dimensions of the array must "
+                                     "be square"))
+    assert at_boundary(ExceptionInfo(type="RuntimeError", message="expand(torch.LongTensor{[24]}, size=[]): the number "
+                                     "of sizes provided (0) must be greater or equal to the number of dimensions"))
+    assert not at_boundary(ExceptionInfo(type="numpy.linalg.LinAlgError", message="Singular matrix"))

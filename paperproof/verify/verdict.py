@@ -40,6 +40,7 @@ from paperproof.verify.fidelity import channels, departure
 
 INPUT_BOUNDARY = frozenset({
     "TypeError", "ValueError", "KeyError", "IndexError", "AttributeError", "AssertionError", "LookupError",
+    "AxisError",  # numpy's: a ValueError and an IndexError, an axis our input does not have
 })
 DECLARED = frozenset({"annotation", "metric"})
 # Errors torch and numpy raise when an input's dtype or shape is not what a layer or an operation
@@ -48,7 +49,12 @@ FIXTURE_FAULT = re.compile(
     r"dtype|scalar type|expected .*(Float|Double|Half|Long)|(Float|Double|Long) but found|mat1 and mat2"
     r"|shapes? .*(cannot be|not aligned|mismatch)|size mismatch|must match the size|expected .*dim"
     r"|too many indices|operands could not be broadcast|cannot reshape|invalid for input of size"
-    r"|expected \dD \(unbatched\)|input to conv\dd", re.IGNORECASE)
+    r"|expected \dD \(unbatched\)|input to conv\dd|number of sizes provided|dimensions of the array must be"
+    r"|must be square", re.IGNORECASE)
+# What code that reaches for the network raises where the sandbox gives none (no name resolution, no route):
+# the sandbox's refusal, not a fault of the code or of our fixture.
+NO_NETWORK = re.compile(r"name resolution|Name or service not known|nodename nor servname|getaddrinfo failed"
+                        r"|Network is unreachable", re.IGNORECASE)
 
 
 @dataclass
@@ -95,7 +101,7 @@ def at_boundary(exc: ExceptionInfo) -> bool:
     """Whether an exception is the kind code gives when its input has the wrong structure, or a
     dtype or shape error from the operation our input reached (our fixture's choice, not the code)."""
     kind = exc.type.rsplit(".", 1)[-1]
-    return kind in INPUT_BOUNDARY or (kind == "RuntimeError" and FIXTURE_FAULT.search(exc.message) is not None)
+    return kind in INPUT_BOUNDARY or (kind in ("RuntimeError", "LinAlgError") and FIXTURE_FAULT.search(exc.message) is not None)
 
 
 def choices(fixtures: FixtureSet) -> str:
@@ -189,6 +195,10 @@ def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
     missing_modules = {c.exception.missing_module for c in finished if c.exception and c.exception.missing_module}
     returned = [c for c in finished if c.outcome == "returned" and c.value is not None]
     if not returned:
+        offline = next((c.exception for c in finished if c.exception and NO_NETWORK.search(c.exception.message)), None)
+        if offline is not None:
+            return Verdict("unverified", f"needs the network, which the sandbox does not give: "
+                           f"{offline.type.rsplit('.', 1)[-1]}: {offline.message}{cut_short}")
         if missing_modules:
             said = next(c.exception.message for c in finished if c.exception and c.exception.missing_module)
             return Verdict("unverified", f"needs module {', '.join(sorted(missing_modules))}, which could not be had in "
@@ -326,6 +336,9 @@ def _load_reason(result: RunResult) -> str:
     if exc.blocked:
         return f"could not be defined: {exc.blocked} (line {exc.line})" if exc.line else f"could not be defined: {exc.blocked}"
     where = f" (line {exc.line})" if exc.line else ""
+    if NO_NETWORK.search(exc.message):
+        return f"could not be defined: its module reaches for the network, which the sandbox does not give: " \
+               f"{exc.type}: {exc.message}{where}"
     return f"could not be defined: {exc.type}: {exc.message}{where}"
 
 
