@@ -103,9 +103,9 @@ def series_of(case: FixtureCase) -> tuple[Series | None, ...]:
 
 @lru_cache(maxsize=8)
 def rerun(spec: training.RunSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A protocol case's run trained again here: logits after each epoch, of each epoch's training passes, labels."""
-    with training.single_threaded():
-        run = training.train(spec)
+    """A protocol case's run trained again here: logits after each epoch, of each epoch's training passes, labels.
+    The run is the one the model-based references are computed on (`run_references.trained`), trained once."""
+    run = run_references.trained(spec)
     evaluated, labels = run.dynamics()
     trained, _ = run.training_dynamics()
     for array in (evaluated, trained, labels):

@@ -22,11 +22,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from paperproof.fixtures import training
+from paperproof.verify.metrics.scores import early_epoch
 
 INIT_RUNS = 4  # EL2N's independent initialisations (Paul et al. average over several; the first is the run itself)
 FOLDS = 4  # Confident Learning's cross-validation folds (cleanlab's default is 5; 4 keeps a run's cost small)
@@ -121,14 +122,6 @@ MODEL_VARIANTS: dict[str, tuple[ModelVariant, ...]] = {
 }
 
 
-def early_epoch(epochs: int) -> int:
-    """The early epoch Paul et al. score: the first recorded epoch at or after 10% of training (0 for E ≤ 10).
-    (The metrics core's `scores.early_epoch`, once it is there, is the same.)"""
-    if epochs < 1:
-        raise ValueError(f"a run of at least one epoch is needed, got {epochs}")
-    return (epochs + 9) // 10 - 1
-
-
 def derived_seed(spec: training.RunSpec, purpose: int, index: int = 0) -> int:
     """A seed for one draw made for a spec (another initialisation, a fold, k-means), apart from the run's own."""
     return int(np.random.SeedSequence([spec.seed % 2**32, purpose, index]).generate_state(1)[0])
@@ -194,19 +187,8 @@ def _logit_model(net: Any, spec: training.RunSpec) -> Any:
     return PreSoftmax(net).eval()
 
 
-def _input_gradients(net: Any, x: Any, y: Any, spec: training.RunSpec, target: Literal["logit", "prob"]) -> Any:
-    """∂ f_y(x_i) / ∂ x_i per sample, [N, D] flattened: f the pre-softmax logit or the softmax probability of the
-    label. (To be replaced by the metrics core's `input_gradients` once it is there.)"""
-    torch = training._torch()
-    x = x.detach().clone().requires_grad_(True)
-    z = _pre_softmax(net, x, spec)
-    out = z if target == "logit" else z.softmax(-1)
-    (gradient,) = torch.autograd.grad(out.gather(1, y.unsqueeze(1)).sum(), x)
-    return gradient.reshape(x.shape[0], -1)
-
-
 def _vog(run: training.Run, snapshots: tuple[int, ...], suffix: str) -> dict[tuple[str, str], np.ndarray]:
-    from paperproof.verify.metrics import vog
+    from paperproof.verify.metrics import input_gradients, vog
 
     torch = training._torch()
     x = torch.from_numpy(run.data.x).double()
@@ -214,7 +196,7 @@ def _vog(run: training.Run, snapshots: tuple[int, ...], suffix: str) -> dict[tup
     nets = [_model(run, run.checkpoints[e], torch.float64) for e in snapshots]
     out = {}
     for target in ("logit", "prob"):
-        gradients = torch.stack([_input_gradients(net, x, y, run.spec, target) for net in nets])
+        gradients = torch.stack([input_gradients(_logit_model(net, run.spec), x, y, target=target) for net in nets])
         out["vog", f"{target}_raw{suffix}"] = vog(gradients).numpy()
         out["vog", f"{target}_class_normalised{suffix}"] = vog(gradients, y, class_normalise=True).numpy()
     return out
@@ -228,31 +210,25 @@ def _grand(run: training.Run, state: dict) -> np.ndarray:
     return grand(net, torch.from_numpy(run.data.x), torch.from_numpy(run.data.observed)).numpy()
 
 
-def _norms(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """‖softmax(z_i) − onehot(y_i)‖₂ of one epoch's logits [N, C]."""
-    from paperproof.verify.metrics import el2n
-
-    return el2n(logits[None], labels, epoch=0).numpy()
-
-
 @lru_cache(maxsize=16)
 def el2n_runs(spec: training.RunSpec, runs: int = INIT_RUNS) -> np.ndarray:
     """EL2N as Paul et al. define it: the norm ‖P − onehot(y)‖₂ at the early epoch, averaged over `runs`
     independent initialisations of the same recipe on the same data (the first is the run itself; the others
     differ only in the model's initialisation, the shuffling and the dropout draws). (The metrics core's
     `el2n_runs` averages the same way, once it is there.)"""
+    from paperproof.verify.metrics import el2n_runs as averaged
+
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
     early = early_epoch(spec.epochs)
     run = trained(spec)
-    total = _norms(run.logits[early], run.data.observed)
+    series = [np.stack(run.logits[: early + 1])]
     with _quiet():
         for r in range(1, runs):
             seed = derived_seed(spec, _INIT, r)
             short = dataclasses.replace(spec, seed=seed, epochs=early + 1)  # its seed seeds the dropout draws
-            other = training.train(short, run=_reinitialised(spec, seed))
-            total = total + _norms(other.logits[early], other.data.observed)
-    total = total / runs
+            series.append(np.stack(training.train(short, run=_reinitialised(spec, seed)).logits))
+    total = averaged(series, run.data.observed, epoch=early).numpy()
     total.setflags(write=False)
     return total
 
@@ -366,6 +342,8 @@ def model_variants(spec: training.RunSpec, epochs: tuple[int, ...] | None = None
 
 @lru_cache(maxsize=16)
 def _model_variants(spec: training.RunSpec, epochs: tuple[int, ...] | None) -> dict[tuple[str, str], np.ndarray]:
+    from paperproof.verify.metrics import el2n
+
     run = trained(spec)
     every = tuple(range(len(run.checkpoints)))
     if not every:
@@ -383,7 +361,7 @@ def _model_variants(spec: training.RunSpec, epochs: tuple[int, ...] | None) -> d
         out["grand", "init_all_params"] = _grand(run, run.initial)
         out.update(_final_model_metrics(run))
     out["el2n", "early_norm_runs"] = el2n_runs(spec)
-    out["el2n", "last_norm_one_run"] = _norms(run.logits[-1], run.data.observed)
+    out["el2n", "last_norm_one_run"] = el2n(np.stack(run.logits), run.data.observed, epoch=-1).numpy()
     out["self_confidence", "out_of_sample_self_confidence"] = out_of_sample(spec)
     for values in out.values():
         values.setflags(write=False)
