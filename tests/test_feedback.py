@@ -32,6 +32,11 @@ TABLE = FixtureArg(name="stats", spec=ValueSpec(kind="dict_str_float", params={"
     (OPTIONS, "AttributeError", "'Namespace' object has no attribute 'use_cuda'", "attrs", {"lr": 0.1, "use_cuda": False}),
     (FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs")), "ValueError",
      "pred_probs must be a 2d array. If you have a 3d pred_probs array, use the ensemble version.", "layout", "NC"),
+    (FixtureArg(name="votes", spec=ValueSpec(kind="labels")), "ValueError",  # one column per annotator
+     "votes must be a 2D array or dataframe, each row represents an example and each column represents an annotator.",
+     "layout", "NM"),
+    (FixtureArg(name="labels", spec=ValueSpec(kind="run", params={"role": "targets"})), "TypeError",
+     "labels should be a numpy array or pandas Series.", "container", "numpy"),  # a tensor of the run, as numpy
 ])
 def test_each_exception_changes_the_argument_it_names_in_every_case(arg, kind, message, param, expected) -> None:
     found = refine(_fixtures(arg, FixtureArg(name="other", spec=ValueSpec(kind="literal", params={"value": 3}))),

@@ -155,3 +155,16 @@ def test_any_signature_gets_coherent_cases_or_names_what_is_missing(params):
                 assert a.equals(b)
             elif not hasattr(a, "__array__"):
                 assert a == b or (a != a and b != b)
+
+
+def test_labels_of_several_annotators_are_one_noisy_column_each() -> None:
+    from paperproof.fixtures.values import ANNOTATORS, materialize
+
+    case = {"seed": 3, "dims": {"E": 4, "N": 40, "C": 3}, "case_id": "t"}
+    plain = materialize({"kind": "labels"}, case)
+    votes = materialize({"kind": "labels", "params": {"layout": "NM"}}, case)
+    assert votes.shape == (40, ANNOTATORS) and votes.dtype.kind == "i"
+    assert ((votes >= 0) & (votes < 3)).all()
+    agree = (votes == plain[:, None]).mean(axis=0)
+    assert ((agree > 0.5) & (agree < 1.0)).all()  # each annotator mostly right, none perfect
+    assert not (votes[:, 0] == votes[:, 1]).all()

@@ -77,3 +77,30 @@ def test_a_probe_run_gives_what_the_codes_own_exception_asked_for(samples: dict[
     (cfg,) = [a for a in weights.arguments if a.param == "cfg"]
     assert cfg.source == "feedback"
     assert "'Namespace' object has no attribute 'floor'" in cfg.why and "`floor` = 1" in cfg.why
+
+
+def test_a_class_that_trains_itself_is_fit_on_an_object_its_repository_builds(samples: dict[str, Sample]) -> None:
+    method = samples["MeanMarginMethod"]  # `fit(source: BatchSource)` inherited from its base, then compute_scores()
+    assert method.status == "ran", method.reason
+    assert method.reason.startswith("returned on 5 of 5 cases"), method.reason
+    assert any("`source` is built as its repository builds it: `BatchSource(…)` (src/noisetrack/batches.py:16)" in n
+               for n in method.notes)
+    assert any("`fit()` is inherited from HardnessMethod (src/noisetrack/methods/base.py:" in n for n in method.notes)
+    assert any(n.startswith("It trains its model itself") for n in method.notes)
+    assert method.checked != "paper"  # no run of ours saw its training: never compared with a paper's formula
+    assert all(c.output is not None and c.output.startswith("ndarray float64 [") for c in method.cases)
+
+
+def test_an_estimator_is_fit_on_the_runs_inputs_and_labels(samples: dict[str, Sample]) -> None:
+    counter = samples["ForgetCounter"]  # `fit(X, y)`, then scores()
+    assert counter.status == "ran", counter.reason
+    assert {c.case_id for c in counter.cases} >= {"typical", "typical~permuted"}
+    assert any(n.startswith("It trains its model itself: given a real training run's untrained model") and
+               "fit() trained it in its own loop, then scores" in n for n in counter.notes)
+
+
+def test_a_function_of_several_models_gets_the_runs_model_after_each_epoch(samples: dict[str, Sample]) -> None:
+    vote = samples["snapshot_disagreement"]  # `models`: a list of models, `loader`: the ordered loader
+    assert vote.status == "ran", vote.reason
+    assert all(c.args["models"].startswith("run(role=nets") for c in vote.cases)
+    assert all(c.output is not None and c.output.startswith("ndarray float64 [") for c in vote.cases)

@@ -41,15 +41,30 @@ def _hook_value(role: str, run: training.Run, info: dict, device: str, scratch: 
 def _object(role: str, run: training.Run, device: str, scratch: str):
     spec = run.spec
     objects = {
-        "net": lambda: run.net, "loader": lambda: run.loader, "dataset": lambda: run.loader.dataset,
+        "net": lambda: run.net, "nets": lambda: _checkpoint_models(run), "loader": lambda: run.loader, "dataset": lambda: run.loader.dataset,
         "optimizer": lambda: run.optimizer, "criterion": lambda: run.criterion, "device": lambda: device,
-        "N": lambda: spec.n, "C": lambda: spec.classes, "E": lambda: spec.epochs,
+        "N": lambda: spec.n, "C": lambda: spec.classes, "E": lambda: spec.epochs, "B": lambda: spec.batch_size,
         "logs": lambda: {"loss": 1.0 / (run.epoch + 2), "accuracy": 0.5},
         "dir": lambda: scratch, "file": lambda: os.path.join(scratch, "run.jsonl"),
     }
     if role not in objects:
         raise ValueError(f"no run object for role {role!r}")
     return objects[role]()
+
+
+def _checkpoint_models(run: training.Run) -> list:
+    """The run's model as it was after each epoch so far (its checkpoints), in evaluation mode: what code that
+    takes a list of models (an ensemble over training, VoG's snapshots) is given; the model itself before any."""
+    import copy
+
+    out = []
+    states: list[dict | None] = [*run.checkpoints] or [None]
+    for state in states:
+        net = copy.deepcopy(run.net)
+        if state is not None:
+            net.load_state_dict(state)
+        out.append(net.eval())
+    return out
 
 
 def _contained(value, container: str | None):
@@ -65,7 +80,9 @@ def _arguments(args: list[dict], case: dict, run: training.Run, info: dict, devi
     positional, keywords = [], {}
     for arg in args:
         spec = arg["spec"]
-        if spec["kind"] == "run" and override and spec["params"]["role"] in override:
+        if spec["kind"] == "construct":  # an object of the repository's own class, built by its constructor
+            value = _construct(spec["params"], case, run, info, device, scratch, override)
+        elif spec["kind"] == "run" and override and spec["params"]["role"] in override:
             value = override[spec["params"]["role"]]
         elif spec["kind"] == "run":
             value = _contained(_hook_value(spec["params"]["role"], run, info, device, scratch),
@@ -77,6 +94,15 @@ def _arguments(args: list[dict], case: dict, run: training.Run, info: dict, devi
         else:
             keywords[arg["name"]] = value
     return positional, keywords
+
+
+def _construct(params: dict, case: dict, run: training.Run, info: dict, device: str, scratch: str, override):
+    """`Class(*args)` of the repository, imported from its module as the repository imports it."""
+    import importlib
+
+    cls = getattr(importlib.import_module(params["module"]), params["name"])
+    positional, keywords = _arguments(params["args"], case, run, info, device, scratch, override)
+    return cls(*positional, **keywords)
 
 
 def _scratch(case: dict) -> str:
@@ -99,10 +125,11 @@ def drive(target, case: dict, device: str = "cpu"):
     kind = protocol["kind"]
     spec = training.RunSpec.from_case(case)
     scratch = _scratch(case)
+    os.chdir(scratch)  # what it writes to relative paths (`workspace/`, a cache of its own) stays with this case
     run = training.start(spec)
     if kind == "module":
         return _module(target, case, run, device, scratch)
-    if kind in ("hooks", "hf_callback"):
+    if kind in ("hooks", "hf_callback", "fits"):
         return _hooks(target, case, run, device, scratch, hf=kind == "hf_callback")
     if kind == "keras_callback":
         return _keras(target, case, run, device, scratch)
@@ -147,7 +174,8 @@ def chosen_epochs(epochs: int) -> set[int]:
 
 
 def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bool):
-    """Construct, train calling each hook at its cadence, then ask for the final score."""
+    """Construct, train calling each hook at its cadence, then ask for the final score. A class that trains
+    itself (`fits`) has its `fit()` called once instead, and our loop does not train."""
     protocol = case["protocol"]
     positional, keywords = _arguments(case["args"], case, run, {}, device, scratch)
     instance = cls(*positional, **keywords)
@@ -175,7 +203,8 @@ def _hooks(cls, case: dict, run: training.Run, device: str, scratch: str, hf: bo
             args, kwargs = _arguments(method_args.get(method, []), case, run, {}, device, scratch)
             getattr(instance, method)(*args, **kwargs)
     before = _listing(scratch)
-    training.train(run.spec, listener, run=run)
+    if protocol["kind"] != "fits":  # a class that trains itself did so in its `fit()`, on the run's objects and data
+        training.train(run.spec, listener, run=run)
     value = _final(instance, protocol, case, run, device, scratch)
     return value if value is not None else _written_table(scratch, before, run.spec.n)
 

@@ -83,9 +83,11 @@ def channels(value: EncodedValue, n: int, prefix: str = "", epochs: int | None =
 
 def comparable(fixtures: FixtureSet) -> bool:
     """Whether the cases give the entry training dynamics: arrays of ours, or a training run it was driven by (a
-    Keras run only where TensorFlow is here to train it again)."""
+    Keras run only where TensorFlow is here to train it again; never a class that trains itself)."""
     if any(_keras(c) for c in fixtures.cases) and not keras_run.available():
         return False
+    if any((c.protocol or {}).get("kind") == "fits" for c in fixtures.cases):
+        return False  # it trained the model itself, in its own loop: no run of ours saw the same training
     return any(c.protocol for c in fixtures.cases) or bool(
         {a.spec.kind for c in fixtures.cases for a in _all_args(c)} & DYNAMICS_KINDS)
 

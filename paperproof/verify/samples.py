@@ -98,8 +98,14 @@ def notes(entry: Entry, fixtures: FixtureSet, result: RunResult | None = None) -
         driven = (f"as its repository's own loop drives it ({protocol['loop']})" if protocol.get("loop") else
                "as a training loop would (no loop of its repository calls its hooks)" if protocol["kind"] == "hooks"
                else f"as {protocol['kind']}")
-        out.append(f"Driven {driven} on a real training run (batches of {tuple(protocol['batch'])}"
-                   f"{'; ' + hooks if hooks else ''}{final}).")
+        if protocol["kind"] == "fits":
+            out.append(f"It trains its model itself: given a real training run's untrained model, optimiser and data, "
+                       f"{hooks.replace(' once before training', '')} trained it in its own loop{final}. No reference "
+                       "of ours saw the same training, so its scores are checked by their contracts, planted hardness "
+                       "and sample order, not against the paper's formula.")
+        else:
+            out.append(f"Driven {driven} on a real training run (batches of {tuple(protocol['batch'])}"
+                       f"{'; ' + hooks if hooks else ''}{final}).")
     if any(case.per_sample for case in fixtures.cases):
         out.append("It takes one sample's data: each case called it once per sample, judged each call's output "
                    "against its annotation, and collected the outputs.")
