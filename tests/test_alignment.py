@@ -63,6 +63,27 @@ def jittered_confidence(logits, labels):
     return conf + np.random.default_rng(0).normal(0.0, 0.01, size=conf.shape)
 
 
+def fold_confidence(logits, labels):
+    """Confidence of each example, recalibrated out of fold (folds taken by position; lower = harder)."""
+    p = F.softmax(torch.as_tensor(logits, dtype=torch.float64), dim=-1)
+    idx = torch.as_tensor(labels).long().view(1, -1, 1).expand(p.shape[0], -1, 1)
+    conf = p.gather(-1, idx).squeeze(-1).mean(dim=0).numpy()
+    folds = np.arange(len(labels)) % 3
+    out = np.empty_like(conf)
+    for k in range(3):
+        rng = np.random.default_rng(int(conf[folds != k].sum() * 1e6) % 2**32)
+        out[folds == k] = conf[folds == k] + rng.normal(0.0, 0.3, size=int((folds == k).sum()))
+    return out
+
+
+def grouped_confidence(logits, labels):
+    """Confidence of each example, grouped class by class (lower = harder)."""
+    p = F.softmax(torch.as_tensor(logits, dtype=torch.float64), dim=-1)
+    idx = torch.as_tensor(labels).long().view(1, -1, 1).expand(p.shape[0], -1, 1)
+    conf = p.gather(-1, idx).squeeze(-1).mean(dim=0).numpy()
+    return conf[np.argsort(np.asarray(labels), kind="stable")]
+
+
 def correctness_at_end(logits, labels):
     """Whether each example is learned by the end (lower = harder); every one is, on an easy run."""
     return np.ones(len(labels))
@@ -118,3 +139,12 @@ def test_a_score_that_moves_with_its_samples_up_to_its_own_noise_is_not_charged(
     (tmp_path / "track.py").write_text(CODE)
     sample = verify_path(tmp_path, entries=["jittered_confidence"])[0]
     assert not [f for f in sample.fidelity if f.found_by == "reordering"]
+
+
+def test_a_score_whose_noise_is_tied_to_positions_but_follows_its_samples_is_not_charged(tmp_path):
+    (tmp_path / "track.py").write_text(CODE)
+    found = {s.entry: s for s in verify_path(tmp_path, entries=["fold_confidence", "grouped_confidence"])}
+    assert not [f for f in found["fold_confidence"].fidelity if f.found_by == "reordering"]
+    moved = [f for f in found["grouped_confidence"].fidelity if f.found_by == "reordering"]
+    assert len(moved) == 1 and moved[0].matches == "does_not_follow_sample"  # neither with its samples nor in place
+    assert found["grouped_confidence"].status == "ran_violates"

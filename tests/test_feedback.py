@@ -66,3 +66,19 @@ def test_an_exception_that_names_a_parameter_left_at_its_default_gets_it_supplie
     assert all([a.name for a in case.args] == ["s", "pred_probs"] for case in fixtures.cases)
     assert [(e.param, e.source) for e in evidence] == [("pred_probs", "feedback")]
     assert "which names `pred_probs`" in evidence[0].why
+
+
+@pytest.mark.parametrize("message", ["'MLP' object has no attribute 'predict_proba'",
+                                     "The model must define a .fit() method."])
+def test_code_that_calls_its_model_as_a_scikit_learn_classifier_gets_one(message: str) -> None:
+    net = FixtureArg(name="clf", spec=ValueSpec(kind="run", params={"role": "net"}))
+    found = refine(_fixtures(net), _raised("AttributeError" if "MLP" in message else "ValueError", message))
+    assert found is not None
+    fixtures, evidence = found
+    assert all(c.args[0].spec.params["role"] == "estimator" for c in fixtures.cases)
+    assert "scikit-learn's methods" in evidence[0].why
+
+
+def test_the_codes_own_model_lacking_a_method_is_not_ours_to_change() -> None:
+    net = FixtureArg(name="clf", spec=ValueSpec(kind="run", params={"role": "net"}))
+    assert refine(_fixtures(net), _raised("AttributeError", "'ResNet' object has no attribute 'predict'")) is None

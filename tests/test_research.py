@@ -104,3 +104,11 @@ def test_a_function_of_several_models_gets_the_runs_model_after_each_epoch(sampl
     assert vote.status == "ran", vote.reason
     assert all(c.args["models"].startswith("run(role=nets") for c in vote.cases)
     assert all(c.output is not None and c.output.startswith("ndarray float64 [") for c in vote.cases)
+
+
+def test_code_written_for_scikit_learn_is_given_a_classifier_with_its_methods(samples: dict[str, Sample]) -> None:
+    oof = samples["oof_confidence"]  # calls `model.fit` / `model.predict_proba` on copies of it
+    assert oof.status == "ran", oof.reason
+    (model,) = [a for a in oof.arguments if a.param == "model"]
+    assert model.source == "feedback" and "'MLP' object has no attribute 'fit'" in model.why
+    assert all(c.args["model"].startswith("run(role=estimator") for c in oof.cases)

@@ -41,7 +41,8 @@ def _hook_value(role: str, run: training.Run, info: dict, device: str, scratch: 
 def _object(role: str, run: training.Run, device: str, scratch: str):
     spec = run.spec
     objects = {
-        "net": lambda: run.net, "nets": lambda: _checkpoint_models(run), "loader": lambda: run.loader, "dataset": lambda: run.loader.dataset,
+        "net": lambda: run.net, "nets": lambda: _checkpoint_models(run), "estimator": lambda: _estimator(run),
+        "loader": lambda: run.loader, "dataset": lambda: run.loader.dataset,
         "optimizer": lambda: run.optimizer, "criterion": lambda: run.criterion, "device": lambda: device,
         "N": lambda: spec.n, "C": lambda: spec.classes, "E": lambda: spec.epochs, "B": lambda: spec.batch_size,
         "logs": lambda: {"loss": 1.0 / (run.epoch + 2), "accuracy": 0.5},
@@ -50,6 +51,12 @@ def _object(role: str, run: training.Run, device: str, scratch: str):
     if role not in objects:
         raise ValueError(f"no run object for role {role!r}")
     return objects[role]()
+
+
+def _estimator(run: training.Run):
+    from paperproof.fixtures import estimator
+
+    return estimator.fitted(run)
 
 
 def _checkpoint_models(run: training.Run) -> list:
