@@ -161,3 +161,17 @@ def test_hostile_modules_are_recorded_and_the_rest_extracted(tmp_path):
     assert reasons["pkg/caf\\xe9.py"] == "its name is not UTF-8"
     assert "over the 524288-byte cap" in reasons["pkg/huge.py"]
     assert "pkg/out.py" not in reasons and not any("leaked" == e.name for e in report.entries)
+
+
+def test_a_closure_takes_the_calls_that_built_a_module_object_it_needs() -> None:
+    text = (
+        "import argparse\nimport numpy as np\n\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--dataset', default='cifar10')\n"
+        "np.random.seed(0)\n"
+        "args = parser.parse_args()\n\n"
+        "def pick(x):\n    return args.dataset, np.asarray(x)\n")
+    (entry,) = extract_module(text, repo="o/r", path="score.py")
+    assert "parser.add_argument('--dataset', default='cifar10')" in entry.closure
+    assert "np.random.seed(0)" not in entry.closure  # a call on an imported module builds nothing of the module's
+    assert entry.closure.splitlines().index("def pick(x):") == text.splitlines().index("def pick(x):")  # lines kept

@@ -315,16 +315,33 @@ def _bound_names(stmt: ast.stmt) -> set[str]:
     return names
 
 
+def _receiver(func: ast.expr) -> str | None:
+    """The module-level name a method call is made on (`parser` of `parser.add_argument`), or None."""
+    if not isinstance(func, ast.Attribute):
+        return None
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, ast.Name) else None
+
+
 def _is_main_guard(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test)
 
 
 def _module_bindings(tree: ast.Module) -> dict[str, list[int]]:
-    """Name -> indexes of the top-level statements that bind it."""
+    """Name -> indexes of the top-level statements that bind it, or that change an object the module built by
+    calling a method of it (`parser.add_argument(...)` after `parser = argparse.ArgumentParser()`): a closure
+    that takes the object takes how it was built."""
     bindings: dict[str, list[int]] = {}
+    assigned: set[str] = set()
     for index, stmt in enumerate(tree.body):
         for name in _bound_names(stmt):
             bindings.setdefault(name, []).append(index)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            assigned |= _bound_names(stmt)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and (root := _receiver(stmt.value.func)) in assigned:
+            bindings.setdefault(root, []).append(index)
     return bindings
 
 
