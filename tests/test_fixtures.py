@@ -158,7 +158,7 @@ def test_any_signature_gets_coherent_cases_or_names_what_is_missing(params):
 
 
 def test_labels_of_several_annotators_are_one_noisy_column_each() -> None:
-    from paperproof.fixtures.values import ANNOTATORS, materialize
+    from paperproof.fixtures.values import ANNOTATORS
 
     case = {"seed": 3, "dims": {"E": 4, "N": 40, "C": 3}, "case_id": "t"}
     plain = materialize({"kind": "labels"}, case)
@@ -168,3 +168,13 @@ def test_labels_of_several_annotators_are_one_noisy_column_each() -> None:
     agree = (votes == plain[:, None]).mean(axis=0)
     assert ((agree > 0.5) & (agree < 1.0)).all()  # each annotator mostly right, none perfect
     assert not (votes[:, 0] == votes[:, 1]).all()
+
+
+def test_a_gpu_default_of_a_function_of_arrays_is_replaced_by_the_runners_device() -> None:
+    text = "def margin(logits, labels, device='cuda:0', eps=1e-8):\n    return logits\n"
+    (entry,) = extract_module(text, repo="o/r", path="m.py")
+    fixtures = synthesize(entry)
+    assert {a.name: a.spec.kind for a in fixtures.cases[0].args}.get("device") == "device"
+    assert "eps" not in {a.name for a in fixtures.cases[0].args}  # a literal default that runs anywhere is kept
+    assert "device" not in fixtures.supplied_defaults
+    assert any("its default 'cuda:0' names a GPU" in c for c in fixtures.choices)

@@ -112,3 +112,9 @@ def test_code_written_for_scikit_learn_is_given_a_classifier_with_its_methods(sa
     (model,) = [a for a in oof.arguments if a.param == "model"]
     assert model.source == "feedback" and "'MLP' object has no attribute 'fit'" in model.why
     assert all(c.args["model"].startswith("run(role=estimator") for c in oof.cases)
+
+
+def test_a_device_that_defaults_to_a_gpu_is_given_the_runners(samples: dict[str, Sample]) -> None:
+    agree = samples["snapshot_agreement"]  # `device="cuda"` by default, as code written on a GPU machine has it
+    assert agree.status == "ran", agree.reason
+    assert any("`device` is given the runner's device: its default 'cuda' names a GPU." in n for n in agree.notes)
