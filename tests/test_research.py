@@ -118,3 +118,10 @@ def test_a_device_that_defaults_to_a_gpu_is_given_the_runners(samples: dict[str,
     agree = samples["snapshot_agreement"]  # `device="cuda"` by default, as code written on a GPU machine has it
     assert agree.status == "ran", agree.reason
     assert any("`device` is given the runner's device: its default 'cuda' names a GPU." in n for n in agree.notes)
+
+
+def test_a_tracker_is_readied_by_its_own_reset_before_training(samples: dict[str, Sample]) -> None:
+    log = samples["MarginLog"]  # `reset()` makes the list `update()` fills; no loop of the repository calls it
+    assert log.status == "ran", log.reason
+    (driven,) = [n for n in log.notes if n.startswith("Driven")]
+    assert "reset() once before training, update() per epoch, then scores" in driven
