@@ -125,3 +125,8 @@ def test_a_tracker_is_readied_by_its_own_reset_before_training(samples: dict[str
     assert log.status == "ran", log.reason
     (driven,) = [n for n in log.notes if n.startswith("Driven")]
     assert "reset() once before training, update() per epoch, then scores" in driven
+
+
+def test_the_evidence_for_a_built_argument_names_its_class(samples: dict[str, Sample]) -> None:
+    (source,) = [a for a in samples["MeanMarginMethod"].arguments if a.param == "source"]
+    assert source.source == "annotation" and "`BatchSource` (src/noisetrack/batches.py:16)" in source.why
