@@ -129,6 +129,37 @@ def test_a_package_installed_for_the_repository_whose_import_raises_is_named_wit
     assert "not installed" not in sample.reason
 
 
+def test_a_pinned_release_that_does_not_import_is_replaced_by_the_newest_that_does(tmp_path, offline_index):
+    make_wheel(offline_index, "paperproof-probe-old", "1.0", "raise ImportError(\"cannot import name 'ComplexWarning'\")\n")
+    make_wheel(offline_index, "paperproof-probe-old", "2.0", "SCALE = 2\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text("paperproof-probe-old==1.0\n")
+    (repo / "scores.py").write_text(textwrap.dedent('''
+        import numpy as np
+        import paperproof_probe_old
+
+
+        def doubled_scores(scores):
+            """Scores times the package's scale."""
+            return paperproof_probe_old.SCALE * np.asarray(scores)
+    '''))
+    sample = {s.qualname: s for s in verify_path(repo, everything=True, workers=1, environments=tmp_path / "envs")}["doubled_scores"]
+    assert sample.status == "ran", sample.reason
+    assert any("paperproof-probe-old==2.0" in n for n in sample.notes)
+    assert ("paperproof-probe-old: the repository asks for ==1.0; installed the newest release that resolves beside "
+            "the runner's packages (the one asked for was installed, but did not import beside them) instead.") in sample.notes
+
+
+def test_a_failed_import_names_the_distribution_to_install_again():
+    from paperproof.runner.environment import broken_imports
+
+    said = ("ImportError: sklearn is installed for this repository, but importing it raised ImportError: x; "
+            "seaborn.cm is installed for this repository, but importing it raised AttributeError: y")
+    assert broken_imports(said) == {"scikit-learn", "seaborn"}
+    assert broken_imports("sklearn is installed in the runner, but importing it raised ImportError") == frozenset()
+
+
 # --- frameworks tied to the runner: torchvision and torchaudio to its torch, jax to its numpy ---------------
 
 

@@ -152,9 +152,20 @@ def _runner_packages(uv: str) -> dict[str, str]:
     return found
 
 
-def wanted(root: Path, runner: dict[str, str], notes: list[str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+# How the sandbox names an installed package whose import failed (`fixtures.stubs._broken`).
+BROKEN = re.compile(r"\b([A-Za-z_][\w.]*) is installed for this repository, but importing it raised")
+
+
+def broken_imports(text: str) -> frozenset[str]:
+    """The distributions a run's record says are installed for the repository but fail to import there."""
+    return frozenset(normalise(DISTRIBUTIONS.get(m.split(".")[0], m.split(".")[0])) for m in BROKEN.findall(text))
+
+
+def wanted(root: Path, runner: dict[str, str], notes: list[str] | None = None,
+           unpinned: frozenset[str] = frozenset()) -> tuple[dict[str, str], dict[str, str]]:
     """(distribution -> specifier to install, distribution -> why not) for the imports the runner lacks.
-    A repository's pin not followed (a framework tied to the runner) gets a line in `notes`."""
+    A repository's pin not followed (a framework tied to the runner; a pinned release that was installed and did
+    not import beside the runner's packages, named in `unpinned`) gets a line in `notes`."""
     pins = declared(root)
     want, refuse = {}, {}
     torch = runner.get("torch", "")
@@ -178,6 +189,10 @@ def wanted(root: Path, runner: dict[str, str], notes: list[str] | None = None) -
                     want[name] = ""
             _not_followed(notes, dist, pins, "", "the newest that runs beside the runner's numpy "
                           f"{runner.get('numpy', '')}".rstrip())
+        elif dist in unpinned:
+            want[dist] = ""
+            _not_followed(notes, dist, pins, "", "the newest release that resolves beside the runner's packages (the "
+                          "one asked for was installed, but did not import beside them)")
         else:
             want[dist] = pins.get(dist, "")
     return want, refuse
@@ -248,15 +263,17 @@ def _resolve(uv: str, want: dict[str, str], constraints: list[str], scratch: Pat
     return resolved
 
 
-def prepare(root: Path, cache: Path, extra: list[str] | None = None) -> Environment:
-    """The repository's environment, built once per resolved set under `cache` and reused after."""
+def prepare(root: Path, cache: Path, extra: list[str] | None = None,
+            unpinned: frozenset[str] = frozenset()) -> Environment:
+    """The repository's environment, built once per resolved set under `cache` and reused after; the
+    distributions in `unpinned` in their newest release that resolves, whatever the repository pins."""
     uv = uv_binary()
     if uv is None:
         return Environment(not_installed={m: "uv is not installed, so nothing is installed per repository"
                                           for m in missing_imports(str(root))})
     runner = _runner_packages(uv)
     env = Environment()
-    want, env.not_installed = wanted(root, runner, env.notes)
+    want, env.not_installed = wanted(root, runner, env.notes, unpinned)
     torch = runner.get("torch", "")
     why = {n: f"the registry has no {n}{s} for the runner's torch {torch}" for n, s in want.items() if n in TORCH_BUILT}
     if not want:
@@ -311,9 +328,9 @@ def _extension_notes(target: Path, pins: list[str], torch: str) -> list[str]:
     return [line for pin in extensions if (line := torch_builds.note(target, pin, torch, torch_lib))]
 
 
-def for_record(record, cache: Path | None) -> Environment | None:
+def for_record(record, cache: Path | None, unpinned: frozenset[str] = frozenset()) -> Environment | None:
     """The environment of a repository record's checkout; None for bundled specimens (they run in the
     runner's own) or when no cache was given (environments are not built)."""
     if cache is None or record.specimen or not record.snapshot:
         return None
-    return prepare(Path(record.snapshot), cache)
+    return prepare(Path(record.snapshot), cache, unpinned=unpinned)

@@ -201,6 +201,27 @@ def _layouts(jobs: list[_Job], run: Run) -> None:
         _full(list(chosen.values()), run, "retry")
 
 
+def _unpin_broken(jobs: list[_Job], repos: Mapping[str, RepoWork], settings: RunSettings,
+                  envs: dict[str, environment.Environment | None], env_dirs: dict[str, str | None], run: Run) -> None:
+    """A package the repository pins, installed for it, that did not import beside the runner's packages (a release
+    built for numpy 1; a seaborn older than its matplotlib) is installed again in its newest release that resolves,
+    and the repository's entries run again in that environment; the environment's notes say which pin was not
+    followed. Once per repository."""
+    broken: dict[str, frozenset[str]] = {}
+    for job in jobs:
+        if job.result is not None and (names := environment.broken_imports(job.result.model_dump_json())):
+            broken[job.key] = broken.get(job.key, frozenset()) | names
+    for key, names in sorted(broken.items()):
+        env = environment.for_record(repos[key].record, settings.environments, unpinned=names)
+        if env is None or env.path is None or env.path == env_dirs.get(key):
+            continue
+        envs[key], env_dirs[key] = env, env.path
+        again = run("environment", [(job, job.fixtures) for job in jobs if job.key == key and job.fixtures.cases])
+        for job in (j for j in jobs if j.key == key and j.fixtures.cases):
+            job.result = _unblocked(job.fixtures, again.get(_key(job.chosen.entry, job.fixtures)))
+            job.findings, job.judged = job.judge(job.fixtures, job.result)
+
+
 def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judged:
     """Synthesize fixtures, run every selected entry in the sandbox, and judge what it did. An entry
     that raised on every case at its input boundary is run again on the other plausible layouts of
@@ -243,6 +264,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
     for job in jobs:
         job.result = _unblocked(job.fixtures, results.get(_key(job.chosen.entry, job.fixtures)))
         job.findings, job.judged = job.judge(job.fixtures, job.result)
+    _unpin_broken(jobs, repos, settings, envs, env_dirs, run)
     _probe(jobs, run)
     _layouts(jobs, run)
     for job in jobs:
