@@ -130,3 +130,11 @@ def test_a_tracker_is_readied_by_its_own_reset_before_training(samples: dict[str
 def test_the_evidence_for_a_built_argument_names_its_class(samples: dict[str, Sample]) -> None:
     (source,) = [a for a in samples["MeanMarginMethod"].arguments if a.param == "source"]
     assert source.source == "annotation" and "`BatchSource` (src/noisetrack/batches.py:16)" in source.why
+
+
+def test_code_written_for_a_gpu_runs_on_the_cpu_and_says_so(samples: dict[str, Sample]) -> None:
+    margin = samples["gpu_margin"]  # `.cuda()` and `device="cuda"`, unconditionally
+    assert margin.status == "ran" and margin.reason.startswith("returned on 8 of 8 cases"), margin.reason
+    assert margin.device == "cpu"
+    assert any("moves tensors to a GPU" in n and "left each tensor on the CPU" in n for n in margin.notes)
+    assert not any("moves tensors to a GPU" in n for n in samples["error_norm"].notes)

@@ -19,7 +19,7 @@ from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import CaseOutcome, ExceptionInfo, Isolation, RunEnd, RunResult
 from paperproof.runner.sandbox import Limits
 
-RUNNER_VERSION = "5"
+RUNNER_VERSION = "6"
 
 
 class Asked(Protocol):

@@ -296,6 +296,11 @@ def gpu_devices() -> list[str]:
         return []
 
 
+def gpu_present() -> bool:
+    """Whether this machine has a GPU to hand a run (a numbered device node), read without initialising CUDA."""
+    return any(d.removeprefix("/dev/nvidia").isdigit() for d in gpu_devices())
+
+
 def _tmpfs(target: str, size: int, mode: str, owner: int | None = None) -> None:
     os.makedirs(target, exist_ok=True)
     options = f"size={size},mode={mode}" + (f",uid={owner},gid={owner}" if owner is not None else "")

@@ -63,7 +63,7 @@ def _device(request: dict) -> str:
         return "cpu"
     from paperproof.runner import sandbox
 
-    return "cuda" if any(d.removeprefix("/dev/nvidia").isdigit() for d in sandbox.gpu_devices()) else "cpu"
+    return "cuda" if sandbox.gpu_present() else "cpu"
 
 
 def _open(path: str):

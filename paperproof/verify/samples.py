@@ -12,6 +12,7 @@ from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import CaseSummary, Checked, Contract, Fidelity, Sample, SampleLink
 from paperproof.fixtures.describe import describe
+from paperproof.runner import cuda_on_cpu, sandbox
 from paperproof.verify.verdict import Verdict
 
 
@@ -86,6 +87,10 @@ def notes(entry: Entry, fixtures: FixtureSet, result: RunResult | None = None) -
                    f"supplies `{name}`, so that default was not evaluated.")
     for skipped in fixtures.skipped_methods:
         out.append(f"Method {skipped.param} was not called: {skipped.reason}.")
+    if result is not None and result.device == "cpu" and cuda_on_cpu.mentions_cuda(entry.closure) \
+            and not sandbox.gpu_present():
+        out.append("Its code moves tensors to a GPU (`.cuda()`, `device=\"cuda\"`); this machine has none, so those "
+                   "moves left each tensor on the CPU, where it computed the same values.")
     if fixtures.stubs:
         out.append(f"Not installed in the runner, so given stand-in modules: {', '.join(fixtures.stubs)}; "
                    "code that uses one raises \"needs X\", code that does not runs.")

@@ -128,7 +128,7 @@ def _full(jobs: list[tuple[_Job, FixtureSet, str | None]], run: Run, label: str)
         findings, judged = job.judge(fx, ran)
         first = job.judged
         if words is not None:
-            if judged.status in ("ran_fixture", "unverified") or first is None:
+            if judged.status in ("ran_fixture", "unverified") or first is None or _returned(ran) <= _returned(job.result):
                 job.tried.append(words)
                 continue
             note = (f"With our first layout it {first.reason.split(' — ')[0]}; tried {', '.join([*job.tried, words])}: "
@@ -183,10 +183,18 @@ def _probe(jobs: list[_Job], run: Run) -> None:
                 f"({asked[1][0].why})"))
 
 
+def _misfit(job: _Job) -> bool:
+    """Our layout did not fit: it raised at its input boundary on every case, or ran only on some edge case while
+    its first, typical case raised (an edge case's shape can pass where the typical one cannot)."""
+    if job.judged is None or job.result is None or not job.result.cases:
+        return False
+    return job.judged.status == "ran_fixture" or (job.judged.status == "ran" and job.result.cases[0].outcome == "raised")
+
+
 def _layouts(jobs: list[_Job], run: Run) -> None:
-    """An entry that raised at its input boundary on every case is tried on the other plausible layouts of its
-    arguments, each on its first case; the first the code accepts runs every case, and is kept if it holds."""
-    tried = [(job, words, alt) for job in jobs if job.judged is not None and job.judged.status == "ran_fixture"
+    """An entry our layout did not fit (`_misfit`) is tried on the other plausible layouts of its arguments, each on
+    its first case; the first the code accepts runs every case, and is kept where more cases return."""
+    tried = [(job, words, alt) for job in jobs if _misfit(job)
              for words, alt in layout.alternatives(job.probed or job.fixtures)]
     again = run("layouts", [(job, _cheap(alt)) for job, _, alt in tried])
     chosen: dict[int, tuple[_Job, FixtureSet, str | None]] = {}
