@@ -178,3 +178,11 @@ def test_a_gpu_default_of_a_function_of_arrays_is_replaced_by_the_runners_device
     assert "eps" not in {a.name for a in fixtures.cases[0].args}  # a literal default that runs anywhere is kept
     assert "device" not in fixtures.supplied_defaults
     assert any("its default 'cuda:0' names a GPU" in c for c in fixtures.choices)
+
+
+def test_a_count_named_only_in_its_docstring_line_is_a_small_integer() -> None:
+    code = ('def filter_with_trees(X_train, y_train, nest):\n    """Args:\n      X_train: the training data\n'
+            '      y_train: the labels\n      nest: number of estimators\n    """\n    return X_train[:nest]\n')
+    fixtures = synthesize(entry(code))
+    assert fixtures.cases and not fixtures.missing
+    assert values(fixtures.cases[0])["nest"] == 3
