@@ -138,3 +138,11 @@ def test_code_written_for_a_gpu_runs_on_the_cpu_and_says_so(samples: dict[str, S
     assert margin.device == "cpu"
     assert any("moves tensors to a GPU" in n and "left each tensor on the CPU" in n for n in margin.notes)
     assert not any("moves tensors to a GPU" in n for n in samples["error_norm"].notes)
+
+
+def test_code_written_for_numpy_1_runs_with_its_removed_names_and_says_so(samples: dict[str, Sample]) -> None:
+    tail = samples["tail_share"]  # `np.Inf` in a module global, `np.float` and `np.product` in the body
+    assert tail.status == "ran" and tail.reason.startswith("returned on"), tail.reason
+    assert "raised" not in tail.reason
+    (note,) = [n for n in tail.notes if "NumPy has since removed" in n]
+    assert "`np.float`" in note and "`np.product`" in note

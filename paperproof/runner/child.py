@@ -80,9 +80,10 @@ def _define(request: dict) -> tuple[object, str]:
     from paperproof.fixtures import stubs
 
     stubs.install(request.get("stubs", []))  # modules the runner lacks get stand-ins (fixtures.stubs)
-    from paperproof.runner import cuda_on_cpu
+    from paperproof.runner import cuda_on_cpu, legacy_numpy
 
     cuda_on_cpu.install()  # without a GPU, code that moves tensors to CUDA keeps them on the CPU
+    legacy_numpy.install()  # `np.Inf`, `np.float`: names NumPy removed, with their old meanings
     sys.argv = [filename]  # a top-level argparse reads its defaults, not the runner's arguments
     clash = sys.modules.get(name.split(".")[0])
     if request.get("closure_only"):  # an earlier case of this run found its top level cannot run

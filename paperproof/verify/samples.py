@@ -12,7 +12,7 @@ from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import CaseSummary, Checked, Contract, Fidelity, Sample, SampleLink
 from paperproof.fixtures.describe import describe
-from paperproof.runner import cuda_on_cpu, sandbox
+from paperproof.runner import cuda_on_cpu, legacy_numpy, sandbox
 from paperproof.verify.verdict import Verdict
 
 
@@ -91,6 +91,10 @@ def notes(entry: Entry, fixtures: FixtureSet, result: RunResult | None = None) -
             and not sandbox.gpu_present():
         out.append("Its code moves tensors to a GPU (`.cuda()`, `device=\"cuda\"`); this machine has none, so those "
                    "moves left each tensor on the CPU, where it computed the same values.")
+    if result is not None and (removed := legacy_numpy.used(entry.closure)):
+        out.append(f"Its code uses names NumPy has since removed ({', '.join(f'`np.{n}`' for n in removed)}); the "
+                   "sandbox gave each its old meaning (`np.Inf` is `np.inf`, `np.float` is `float`), as the NumPy it "
+                   "was written for did.")
     if fixtures.stubs:
         out.append(f"Not installed in the runner, so given stand-in modules: {', '.join(fixtures.stubs)}; "
                    "code that uses one raises \"needs X\", code that does not runs.")
