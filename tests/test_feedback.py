@@ -29,7 +29,8 @@ TABLE = FixtureArg(name="stats", spec=ValueSpec(kind="dict_str_float", params={"
     (TABLE, "KeyError", "'var'", "keys", ["conf", "var"]),
     (SCORES, "TypeError", "cross_entropy_loss(): argument 'target' (position 2) must be Tensor, not numpy.ndarray",
      "container", "torch"),
-    (OPTIONS, "AttributeError", "'Namespace' object has no attribute 'use_cuda'", "attrs", {"lr": 0.1, "use_cuda": False}),
+    (OPTIONS, "AttributeError", "'Namespace' object has no attribute 'use_cuda'", "attrs", {"lr": 0.1, "use_cuda": True}),
+    (OPTIONS, "AttributeError", "'Namespace' object has no attribute 'fp16'", "attrs", {"lr": 0.1, "fp16": False}),
     (FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs")), "ValueError",
      "pred_probs must be a 2d array. If you have a 3d pred_probs array, use the ensemble version.", "layout", "NC"),
     (FixtureArg(name="votes", spec=ValueSpec(kind="labels")), "ValueError",  # one column per annotator
@@ -82,3 +83,33 @@ def test_code_that_calls_its_model_as_a_scikit_learn_classifier_gets_one(message
 def test_the_codes_own_model_lacking_a_method_is_not_ours_to_change() -> None:
     net = FixtureArg(name="clf", spec=ValueSpec(kind="run", params={"role": "net"}))
     assert refine(_fixtures(net), _raised("AttributeError", "'ResNet' object has no attribute 'predict'")) is None
+
+
+def test_an_options_attribute_a_probe_gave_that_is_then_called_becomes_a_method_that_does_nothing() -> None:
+    from paperproof.fixtures.values import materialize
+
+    first = refine(_fixtures(OPTIONS), _raised("AttributeError", "'Namespace' object has no attribute 'write'"))
+    assert first is not None
+    found = refine(first[0], _raised("TypeError", "'int' object is not callable"))
+    assert found is not None
+    fixtures, evidence = found
+    spec = fixtures.cases[0].args[0].spec
+    assert spec.params["methods"] == ["write"] and spec.params["attrs"] == {"lr": 0.1}
+    assert [e.why for e in evidence] == ["a probe run raised `TypeError: 'int' object is not callable`, so `write` is a "
+                                         "method that does nothing"]
+    made = materialize(spec.model_dump(mode="json"), fixtures.cases[0].model_dump(mode="json"), "cpu")
+    assert made.write("a line") is None and made.lr == 0.1
+    # A "not callable" with no attribute of ours to blame is the code's own business.
+    assert refine(_fixtures(OPTIONS), _raised("TypeError", "'int' object is not callable")) is None
+
+
+def test_code_that_ranks_more_classes_than_the_run_had_gets_a_run_with_more() -> None:
+    loader = FixtureArg(name="test_loader", spec=ValueSpec(kind="run", params={"role": "loader"}))
+    cases = [FixtureCase(case_id=c, kind=k, seed=1, dims={"N": 24, "C": classes}, args=[loader])
+             for c, k, classes in (("typical", "typical", 3), ("two_classes", "edge", 2), ("wide", "typical", 12))]
+    found = refine(FixtureSet(version="t", cases=cases), _raised("RuntimeError", "selected index k out of range"))
+    assert found is not None
+    fixtures, evidence = found
+    assert [c.dims["C"] for c in fixtures.cases] == [10, 2, 12]  # an edge case keeps the few classes that are its point
+    assert [e.param for e in evidence] == ["test_loader"] and "the run has 10 classes" in evidence[0].why
+    assert refine(fixtures, _raised("RuntimeError", "selected index k out of range")) is None  # asked once
