@@ -80,3 +80,24 @@ def test_a_loss_called_like_a_model_keeps_the_run_object_its_name_names():
     fixtures = synthesize(_entry(code, "grad_norms"))
     roles = {a.name: a.spec.params.get("role") for a in fixtures.cases[0].args}
     assert roles == {"model": "net", "loader": "loader", "loss_fn": "criterion"}
+
+
+def test_a_parameter_handed_to_a_helper_imported_from_another_module_is_what_that_helper_uses_it_as(
+        tmp_path) -> None:
+    from paperproof.catalogue.classes import RepoClasses
+    from paperproof.catalogue.extract import extract_repo
+    from paperproof.fixtures.synth import _decider
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "norm.py").write_text("import torch.nn.functional as F\n\n"
+                                              "def to_probs(raw_logits):\n    return F.softmax(raw_logits, dim=-1)\n")
+    (tmp_path / "pkg" / "score.py").write_text("from pkg.norm import to_probs\n\n"
+                                               "def confidence(x, y):\n    return to_probs(x).max(-1).values\n")
+    (entry,) = [e for e in extract_repo(tmp_path, "o/r").entries if e.name == "confidence"]
+    decider = _decider(entry, [], RepoClasses(tmp_path, entry.sys_path, "o/r"))
+    spec = decider.spec(next(p for p in entry.params if p.name == "x"))
+    assert not isinstance(spec, str) and spec.kind == "logits"  # the helper's F.softmax names logits, over `x`'s name
+    assert decider.found["x"].why.startswith("the body uses it as logits: it is handed to `to_probs()`")
+    without = _decider(entry, [])  # with no way to read the other module, the name decides
+    assert without.spec(next(p for p in entry.params if p.name == "x")).kind == "scores"

@@ -28,7 +28,8 @@ REPO = {
         "class Method(Root):\n"
         "    def fit(self, holder: Holder, cache=True):\n        return self\n\n"
         "    def scores(self):\n        return None\n"),
-    "src/kit/core/holder.py": "class Holder:\n    def __init__(self, X, y, batch_size=None):\n        self.X = X\n",
+    "src/kit/core/holder.py": ("class Holder:\n    def __init__(self, X, y, batch_size=None):\n        self.X = X\n\n"
+                               "def unit(raw):\n    return raw / raw.sum()\n"),
     "src/kit/methods/__init__.py": "",
     "src/kit/methods/margin.py": (
         "import numpy as np\n"
@@ -57,6 +58,16 @@ def test_a_name_is_followed_through_relative_absolute_and_re_exporting_imports(t
     holder = classes.find("Holder", "src/kit/core/base.py")
     assert holder is not None and [p.name for p in holder.entry.params] == ["X", "y", "batch_size"]
     assert holder.where == "src/kit/core/holder.py:1"
+
+
+def test_a_function_is_followed_through_the_same_imports_and_a_class_is_not_one(tmp_path: Path) -> None:
+    classes, _ = _classes(tmp_path)
+    found = classes.find("unit", "src/kit/core/base.py", kind="function")  # base.py imports only Holder from holder
+    assert found is None
+    root = _write(tmp_path, {"src/kit/methods/norm.py": "from kit.core.holder import unit as normalise\n"})
+    found = RepoClasses(root, ["src"], "o/kit").find("normalise", "src/kit/methods/norm.py", kind="function")
+    assert found is not None and found.entry.kind == "function" and found.where == "src/kit/core/holder.py:5"
+    assert classes.find("Holder", "src/kit/core/base.py", kind="function") is None
 
 
 def test_a_library_class_or_an_unknown_name_is_not_the_repositorys(tmp_path: Path) -> None:

@@ -146,3 +146,12 @@ def test_code_written_for_numpy_1_runs_with_its_removed_names_and_says_so(sample
     assert "raised" not in tail.reason
     (note,) = [n for n in tail.notes if "NumPy has since removed" in n]
     assert "`np.float`" in note and "`np.product`" in note
+
+
+def test_an_argument_only_handed_to_a_helper_of_another_module_is_what_that_helper_uses_it_as(
+        samples: dict[str, Sample]) -> None:
+    gold = samples["gold_confidence"]  # `to_probs(x)`, imported from noisetrack.normalise: `F.softmax(raw_logits)`
+    assert gold.cases[0].args["x"].startswith("logits")  # the helper's use names the kind, over the name `x`
+    source, why = _evidence(gold)["x"]  # then a probe run found it wants a tensor, as F.softmax does
+    assert source == "feedback" and why.endswith("so it is given as a torch tensor")
+    assert gold.status == "ran" and gold.reason.startswith("returned on 8 of 8 cases"), gold.reason

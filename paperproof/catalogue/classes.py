@@ -108,15 +108,16 @@ class RepoClasses:
                         table[alias.asname or alias.name] = (module, alias.name)
         return table
 
-    def find(self, name: str, rel: str, depth: int = 0) -> Found | None:
+    def find(self, name: str, rel: str, depth: int = 0, kind: str = "class") -> Found | None:
         """The repository class `name` (`DataHandler`, `core.Plugin`) means in the file `rel`, or None when it is
-        not one of the repository's (a library's, a builtin, or not found)."""
+        not one of the repository's (a library's, a builtin, or not found); with `kind="function"`, the function
+        (`softmax` imported from a sibling module)."""
         name = name.strip().strip("'\"")
         if depth > MAX_DEPTH or not name or self._tree(rel) is None:
             return None
         head, _, rest = name.partition(".")
         if not rest:
-            own = next((e for e in self._entries.get(rel, []) if e.kind == "class" and e.name == head), None)
+            own = next((e for e in self._entries.get(rel, []) if e.kind == kind and e.name == head), None)
             if own is not None:
                 return Found(own, self._module_of(rel))
         imported = self._imports(rel).get(head)
@@ -126,14 +127,14 @@ class RepoClasses:
         if attribute is not None:  # `from m import A`: A is a class of m, or a submodule m.A
             target = self._file_of(module)
             if target is not None and not rest:
-                found = self.find(attribute, target, depth + 1)
+                found = self.find(attribute, target, depth + 1, kind)
                 if found is not None:
                     return found
             sub = self._file_of(f"{module}.{attribute}")
-            return self.find(rest, sub, depth + 1) if sub is not None and rest else None
+            return self.find(rest, sub, depth + 1, kind) if sub is not None and rest else None
         path = rest.rpartition(".")
         target = self._file_of(".".join(filter(None, [module, path[0]])))
-        return self.find(path[2], target, depth + 1) if target is not None and path[2] else None
+        return self.find(path[2], target, depth + 1, kind) if target is not None and path[2] else None
 
     def with_bases(self, entry: Entry) -> Inherited:
         """`entry` with its repository bases' public methods and parameters (its own win), and its base's
