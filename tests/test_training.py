@@ -195,3 +195,12 @@ def test_models_take_one_unbatched_sample_as_nn_layers_do():
             batch = run.net(torch.from_numpy(run.data.x[:2]))
             one = run.net(torch.from_numpy(run.data.x[1]))
         np.testing.assert_allclose(one.numpy(), batch[1].numpy(), atol=1e-6)
+
+
+def test_the_dataset_reads_as_torchvisions_and_as_a_tensor_datasets_do():
+    run = training.start(RunSpec(batch=("x", "y", "index"), n=20))
+    ds = run.loader.dataset
+    assert [len(t) for t in ds.tensors] == [20, 20, 20]  # `TensorDataset.tensors`: the columns of an item, in order
+    assert ds.tensors[1].tolist() == ds.targets == run.data.observed.tolist()
+    assert all(bool((a == b).all()) for a, b in zip(ds[7], (t[7] for t in ds.tensors)))
+    assert ds.classes == [f"class_{i}" for i in range(len(ds.classes))] and ds.class_to_idx["class_0"] == 0
