@@ -392,3 +392,25 @@ def test_a_loop_over_repeats_is_no_batch_loop_and_a_reset_before_training_is_onc
     (site,) = _sites(root)["hardness/metrics.py::Tracker"]
     assert [(h.method, h.cadence) for h in site.hooks] == [
         ("reset", "once_before_loop"), ("update", "per_epoch"), ("compute", "once_after_loop")]
+
+
+def test_a_hooks_argument_that_is_its_loops_counter_says_where_the_counter_starts(tmp_path):
+    root = tmp_path / "repo"
+    _write(root, {"hardness/metrics.py": METRICS, "scripts/boosted.py": textwrap.dedent('''\
+        from hardness.metrics import Tracker
+
+
+        def main(clf, n_trees, steps):
+            tracker = Tracker(100)
+            for i in range(1, n_trees):
+                tracker.updates(epoch=i)
+            for e in range(n_trees):
+                tracker.snapshot(e)
+            for k in steps:
+                tracker.snapshot(k)
+            return tracker.compute()
+        ''')})
+    (site,) = _sites(root)["hardness/metrics.py::Tracker"]
+    found = [(h.method, [(a.param, a.kind, a.value) for a in h.args]) for h in site.hooks]
+    assert found == [("updates", [("epoch", "counter", 1)]), ("snapshot", [("epoch", "counter", 0)]),
+                     ("snapshot", [("epoch", None, None)]), ("compute", [])]  # a loop over a list counts nothing

@@ -57,3 +57,18 @@ def test_it_takes_features_as_a_tensor_a_frame_or_images() -> None:
     assert clf.predict_proba(pd.DataFrame(x)).shape == (120, 3)
     images = np.random.default_rng(0).normal(size=(10, 1, 4, 4))
     assert Estimator(epochs=2).fit(images, np.arange(10) % 2).predict_proba(images).shape == (10, 2)
+
+
+def test_read_as_a_boosted_model_stage_by_stage_its_first_k_epochs_answer() -> None:
+    x, y = _blobs(2)
+    clf = Estimator(epochs=30, seed=1).fit(x, y)
+    gold = np.searchsorted(clf.classes_, y)
+
+    def confidence(proba: np.ndarray) -> float:
+        return float(proba[np.arange(len(y)), gold].mean())
+
+    early = [confidence(clf.predict_proba(x, iteration_range=(0, k))) for k in (1, 5, 30)]
+    assert early[0] < early[1] < early[2]  # the model learns as its stages go on
+    assert np.array_equal(clf.predict_proba(x, iteration_range=(0, 30)), clf.predict_proba(x))  # all of them: the last
+    assert np.array_equal(clf.predict_proba(x, ntree_start=0, ntree_end=5), clf.predict_proba(x, iteration_range=(0, 5)))
+    assert np.array_equal(clf.predict_proba(x, num_iteration=500), clf.predict_proba(x))  # past its epochs: the last

@@ -155,3 +155,12 @@ def test_an_argument_only_handed_to_a_helper_of_another_module_is_what_that_help
     source, why = _evidence(gold)["x"]  # then a probe run found it wants a tensor, as F.softmax does
     assert source == "feedback" and why.endswith("so it is given as a torch tensor")
     assert gold.status == "ran" and gold.reason.startswith("returned on 8 of 8 cases"), gold.reason
+
+
+def test_a_hook_is_passed_its_loops_counter_as_the_repositorys_loop_passes_it(samples: dict[str, Sample]) -> None:
+    staged = samples["StagedConfidence"]  # `tracker.on_round_end(net, iteration=r)` in `for r in range(1, ...)`
+    assert staged.status == "ran", staged.reason
+    assert "`iteration` is given the run's epoch, counted from 1, as its repository's loop passes its counter." \
+        in staged.notes
+    typical = next(c for c in staged.cases if c.case_id == "typical")
+    assert typical.output == "ndarray int64 [4] in [1, 4]"  # rounds 1..4 of a 4-epoch run, not 1 each time

@@ -39,7 +39,8 @@ SKIP_DIRS = frozenset({"venv", "env", "site-packages", "node_modules", "__pycach
 SOURCE_ORDER = {"script": 0, "notebook": 1, "readme": 2, "test": 3, "module": 4}
 
 ArgKind = Literal["literal", "namespace", "loader", "dataset", "model", "optimizer", "loss", "device", "array",
-                  "tensor", "dataframe", "mapping", "sequence", "path", "callable", "probs", "logits", "labels"]
+                  "tensor", "dataframe", "mapping", "sequence", "path", "callable", "probs", "logits", "labels",
+                  "counter"]  # counter: the variable of the `for i in range(start, ...)` around a hook; value: start
 Cadence = Literal["per_batch", "per_epoch", "chosen_epochs", "once_before_loop", "once_after_loop", "once"]
 Source = Literal["script", "test", "notebook", "readme", "module"]
 
@@ -762,7 +763,7 @@ class _Scan:
         if len(b.site.hooks) < MAX_HOOKS:
             b.site.hooks.append(HookCall(method=method, line=self.unit.where(call.lineno)[1],
                                          cadence=self._cadence(call, ctx, b),
-                                         args=self.bind_args(call, params, ctx.scope)))
+                                         args=[_counted(a, ctx.loops) for a in self.bind_args(call, params, ctx.scope)]))
             b.site.loops.append(ctx.loops)
         for m in self.repo.methods.get((entry.name, method), []):
             if m.path == entry.path and not full(m):
@@ -796,6 +797,19 @@ class _Scan:
         if _BATCHY.search(f"{self.text(over)} {self.text(loop.target)}".lower()):
             return True
         return self.kind(over, scope, loop.lineno)[0] in ("loader", "dataset")
+
+
+def _counted(arg: ArgEvidence, loops: Sequence[ast.stmt]) -> ArgEvidence:
+    """A hook's argument that is the counter of a loop around it (`iteration=i` in `for i in range(1, nest)`): the
+    loop's progress, with the number it starts from."""
+    for loop in loops:
+        over = loop.iter if isinstance(loop, ast.For | ast.AsyncFor) else None
+        if isinstance(over, ast.Call) and _dotted(over.func) == "range" and over.args and not over.keywords \
+                and isinstance(loop.target, ast.Name) and loop.target.id == arg.expression:
+            start = _literal(over.args[0]) if len(over.args) > 1 else 0
+            if isinstance(start, int) and not isinstance(start, bool):
+                return arg.model_copy(update={"kind": "counter", "value": start, "origin": ast.unparse(over)})
+    return arg
 
 
 def _unchain(value: ast.expr) -> ast.expr | None:

@@ -94,6 +94,8 @@ def _arguments(args: list[dict], case: dict, run: training.Run, info: dict, devi
         elif spec["kind"] == "run":
             value = _contained(_hook_value(spec["params"]["role"], run, info, device, scratch),
                                spec["params"].get("container"))
+            if spec["params"]["role"] == "epoch":  # counted from where the repository's loop counts
+                value += int(spec["params"].get("start", 0))
         else:
             value = materialize(spec, case, device)
         if arg.get("positional"):
