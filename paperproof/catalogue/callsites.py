@@ -803,7 +803,9 @@ def _counted(arg: ArgEvidence, loops: Sequence[ast.stmt]) -> ArgEvidence:
     """A hook's argument that is the counter of a loop around it (`iteration=i` in `for i in range(1, nest)`): the
     loop's progress, with the number it starts from."""
     for loop in loops:
-        over = loop.iter if isinstance(loop, ast.For | ast.AsyncFor) else None
+        if not isinstance(loop, ast.For | ast.AsyncFor):
+            continue
+        over = loop.iter
         if isinstance(over, ast.Call) and _dotted(over.func) == "range" and over.args and not over.keywords \
                 and isinstance(loop.target, ast.Name) and loop.target.id == arg.expression:
             start = _literal(over.args[0]) if len(over.args) > 1 else 0
