@@ -113,3 +113,21 @@ def test_code_that_ranks_more_classes_than_the_run_had_gets_a_run_with_more() ->
     assert [c.dims["C"] for c in fixtures.cases] == [10, 2, 12]  # an edge case keeps the few classes that are its point
     assert [e.param for e in evidence] == ["test_loader"] and "the run has 10 classes" in evidence[0].why
     assert refine(fixtures, _raised("RuntimeError", "selected index k out of range")) is None  # asked once
+
+
+def test_a_data_frame_missing_a_column_the_code_reads_gets_it_from_the_same_run() -> None:
+    from paperproof.fixtures.values import materialize
+
+    frame = FixtureArg(name="df", spec=ValueSpec(kind="dataframe"))
+    found = refine(_fixtures(frame), _raised("KeyError", "'prediction'"))
+    assert found is not None
+    fixtures, evidence = found
+    assert fixtures.cases[0].args[0].spec.params["columns"] == ["prediction"]
+    assert evidence[0].why.endswith("so the data frame has a column `prediction`")
+    case = fixtures.cases[0].model_copy(update={"dims": {"E": 4, "N": 12, "C": 3}}).model_dump(mode="json")
+    made = materialize(fixtures.cases[0].args[0].spec.model_dump(mode="json"), case, "cpu")
+    assert len(made) == 12 and set(made["prediction"]) <= {0, 1, 2}
+    again = refine(fixtures, _raised("KeyError", "'example_id'"))
+    assert again is not None
+    made = materialize(again[0].cases[0].args[0].spec.model_dump(mode="json"), case, "cpu")
+    assert made["example_id"].tolist() == list(range(12)) and "prediction" in made
