@@ -151,6 +151,29 @@ def test_a_pinned_release_that_does_not_import_is_replaced_by_the_newest_that_do
             "the runner's packages (the one asked for was installed, but did not import beside them) instead.") in sample.notes
 
 
+def test_an_unpinned_package_whose_newest_release_lacks_a_name_the_code_imports_is_held_to_the_release_before(
+        tmp_path, offline_index):
+    make_wheel(offline_index, "paperproof-probe-moved", "1.4", "class OldExtractor:\n    SCALE = 3\n")
+    make_wheel(offline_index, "paperproof-probe-moved", "2.0", "class NewProcessor:\n    SCALE = 3\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "scores.py").write_text(textwrap.dedent('''
+        import numpy as np
+        from paperproof_probe_moved import OldExtractor
+
+
+        def scaled_scores(scores):
+            """Scores times the extractor's scale."""
+            return OldExtractor.SCALE * np.asarray(scores)
+    '''))
+    sample = {s.qualname: s for s in verify_path(repo, everything=True, workers=1, environments=tmp_path / "envs")}[
+        "scaled_scores"]
+    assert sample.status == "ran", sample.reason
+    assert ("paperproof-probe-moved: its newest release lacks a name the code imports; installed "
+            "paperproof-probe-moved==1.4, the newest paperproof-probe-moved<2: the code is older than the newest "
+            "release.") in sample.notes
+
+
 def test_a_failed_import_names_the_distribution_to_install_again():
     from paperproof.runner.environment import broken_imports
 

@@ -161,11 +161,34 @@ def broken_imports(text: str) -> frozenset[str]:
     return frozenset(normalise(DISTRIBUTIONS.get(m.split(".")[0], m.split(".")[0])) for m in BROKEN.findall(text))
 
 
+# `from transformers import ViTFeatureExtractor` where the release installed no longer has it.
+LACKING = re.compile(r"cannot import name '(\w+)' from '([\w.]+)' \(([^)]*)\)")
+
+
+def lacking_names(text: str, env: Environment) -> dict[str, str]:
+    """distribution -> the specifier of its releases before the one installed for the repository, for each package
+    installed unpinned there whose release lacks a name the code imports (code older than the newest release)."""
+    if env.path is None:
+        return {}
+    versions = {normalise(pin.split("==")[0]): pin.split("==")[1] for pin in env.installed if "==" in pin}
+    out = {}
+    for _name, module, path in LACKING.findall(text):
+        dist = normalise(DISTRIBUTIONS.get(module.split(".")[0], module.split(".")[0]))
+        version = versions.get(dist, "")
+        release = [int(p) for p in re.findall(r"\d+", version)[:2]]
+        if not path.startswith(env.path + os.sep) or not release or (release[0] == 0 and len(release) < 2):
+            continue
+        out[dist] = f"<{release[0]}" if release[0] else f"<0.{release[1]}"  # the releases before this major one
+    return out
+
+
 def wanted(root: Path, runner: dict[str, str], notes: list[str] | None = None,
-           unpinned: frozenset[str] = frozenset()) -> tuple[dict[str, str], dict[str, str]]:
+           unpinned: frozenset[str] = frozenset(), older: dict[str, str] | None = None
+           ) -> tuple[dict[str, str], dict[str, str]]:
     """(distribution -> specifier to install, distribution -> why not) for the imports the runner lacks.
     A repository's pin not followed (a framework tied to the runner; a pinned release that was installed and did
-    not import beside the runner's packages, named in `unpinned`) gets a line in `notes`."""
+    not import beside the runner's packages, named in `unpinned`) gets a line in `notes`, as does a package held
+    to the releases before the one that lacked a name the code imports (`older`: distribution -> specifier)."""
     pins = declared(root)
     want, refuse = {}, {}
     torch = runner.get("torch", "")
@@ -189,6 +212,8 @@ def wanted(root: Path, runner: dict[str, str], notes: list[str] | None = None,
                     want[name] = ""
             _not_followed(notes, dist, pins, "", "the newest that runs beside the runner's numpy "
                           f"{runner.get('numpy', '')}".rstrip())
+        elif older and dist in older and not pins.get(dist):
+            want[dist] = older[dist]  # `prepare` says whether one resolved
         elif dist in unpinned:
             want[dist] = ""
             _not_followed(notes, dist, pins, "", "the newest release that resolves beside the runner's packages (the "
@@ -241,17 +266,19 @@ def _keep(resolved: list[tuple[str, list[str]]], runner: dict[str, str], roots: 
 
 
 def _resolve(uv: str, want: dict[str, str], constraints: list[str], scratch: Path, extra: list[str],
-             env: Environment, why: dict[str, str] | None = None) -> list[tuple[str, list[str]]]:
+             env: Environment, why: dict[str, str] | None = None,
+             held: frozenset[str] = frozenset()) -> list[tuple[str, list[str]]]:
     """All wanted packages as declared, if they resolve together; else one at a time, each as declared,
     then unpinned (a package built for the runner's torch only as asked), kept when it still resolves
-    with those kept before it; `why` says why one that does not was not installed, where known."""
+    with those kept before it; `why` says why one that does not was not installed, where known. Those `held` to
+    older releases go first, and only as asked: the rest resolve around them."""
     everything = _compile(uv, sorted(f"{n}{s}" for n, s in want.items()), constraints, scratch, extra)
     if everything is not None:
         return everything
     chosen: list[str] = []
     resolved: list[tuple[str, list[str]]] = []
-    for name in sorted(want):
-        tied = name in TORCH_BUILT
+    for name in sorted(want, key=lambda n: (n not in held, n)):
+        tied = name in TORCH_BUILT or name in held
         for requirement in ([f"{name}{want[name]}"] if want[name] else []) + ([] if tied and want[name] else [name]):
             found = _compile(uv, [*chosen, requirement], constraints, scratch, extra)
             if found is not None:
@@ -264,16 +291,17 @@ def _resolve(uv: str, want: dict[str, str], constraints: list[str], scratch: Pat
 
 
 def prepare(root: Path, cache: Path, extra: list[str] | None = None,
-            unpinned: frozenset[str] = frozenset()) -> Environment:
+            unpinned: frozenset[str] = frozenset(), older: dict[str, str] | None = None) -> Environment:
     """The repository's environment, built once per resolved set under `cache` and reused after; the
-    distributions in `unpinned` in their newest release that resolves, whatever the repository pins."""
+    distributions in `unpinned` in their newest release that resolves, whatever the repository pins, and those in
+    `older` held to the specifier given."""
     uv = uv_binary()
     if uv is None:
         return Environment(not_installed={m: "uv is not installed, so nothing is installed per repository"
                                           for m in missing_imports(str(root))})
     runner = _runner_packages(uv)
     env = Environment()
-    want, env.not_installed = wanted(root, runner, env.notes, unpinned)
+    want, env.not_installed = wanted(root, runner, env.notes, unpinned, older)
     torch = runner.get("torch", "")
     why = {n: f"the registry has no {n}{s} for the runner's torch {torch}" for n, s in want.items() if n in TORCH_BUILT}
     if not want:
@@ -289,11 +317,16 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None,
             resolved, refused = json.loads(memo.read_text())
             env.not_installed.update(refused)
         except (OSError, ValueError):
-            resolved = _resolve(uv, want, constraints, scratch, extra or [], env, why)
+            resolved = _resolve(uv, want, constraints, scratch, extra or [], env, why, frozenset(older or ()))
             tmp = memo.with_suffix(f".{os.getpid()}")
             tmp.write_text(json.dumps([resolved, {k: v for k, v in env.not_installed.items() if k in want}]))
             os.replace(tmp, memo)
         pins = _keep(resolved, runner, set(want) - set(env.not_installed))
+        for dist, spec in sorted((older or {}).items()):
+            held = next((p for p in pins if normalise(p.split("==")[0]) == dist), None)
+            env.notes.append(f"{dist}: its newest release lacks a name the code imports; " + (
+                f"installed {held}, the newest {dist}{spec}: the code is older than the newest release." if held and
+                dist not in env.not_installed else f"no {dist}{spec} resolves beside the runner's packages."))
         if not pins:
             return env
         key = hashlib.sha256("\n".join([ENV_VERSION, sys.version, *pins]).encode()).hexdigest()[:16]
@@ -328,9 +361,10 @@ def _extension_notes(target: Path, pins: list[str], torch: str) -> list[str]:
     return [line for pin in extensions if (line := torch_builds.note(target, pin, torch, torch_lib))]
 
 
-def for_record(record, cache: Path | None, unpinned: frozenset[str] = frozenset()) -> Environment | None:
+def for_record(record, cache: Path | None, unpinned: frozenset[str] = frozenset(),
+               older: dict[str, str] | None = None) -> Environment | None:
     """The environment of a repository record's checkout; None for bundled specimens (they run in the
     runner's own) or when no cache was given (environments are not built)."""
     if cache is None or record.specimen or not record.snapshot:
         return None
-    return prepare(Path(record.snapshot), cache, unpinned=unpinned)
+    return prepare(Path(record.snapshot), cache, unpinned=unpinned, older=older)

@@ -209,18 +209,27 @@ def _layouts(jobs: list[_Job], run: Run) -> None:
         _full(list(chosen.values()), run, "retry")
 
 
-def _unpin_broken(jobs: list[_Job], repos: Mapping[str, RepoWork], settings: RunSettings,
-                  envs: dict[str, environment.Environment | None], env_dirs: dict[str, str | None], run: Run) -> None:
+def _reinstall_broken(jobs: list[_Job], repos: Mapping[str, RepoWork], settings: RunSettings,
+                      envs: dict[str, environment.Environment | None], env_dirs: dict[str, str | None], run: Run) -> None:
     """A package the repository pins, installed for it, that did not import beside the runner's packages (a release
-    built for numpy 1; a seaborn older than its matplotlib) is installed again in its newest release that resolves,
-    and the repository's entries run again in that environment; the environment's notes say which pin was not
-    followed. Once per repository."""
+    built for numpy 1; a seaborn older than its matplotlib) is installed again in its newest release that resolves;
+    one installed unpinned whose newest release lacks a name the code imports (`cannot import name`) in its newest
+    release before that one's major version. The repository's entries run again in that environment; the
+    environment's notes say which pin was not followed, or which release was held back. Once per repository."""
     broken: dict[str, frozenset[str]] = {}
+    older: dict[str, dict[str, str]] = {}
     for job in jobs:
-        if job.result is not None and (names := environment.broken_imports(job.result.model_dump_json())):
+        if job.result is None:
+            continue
+        text = job.result.model_dump_json()
+        if names := environment.broken_imports(text):
             broken[job.key] = broken.get(job.key, frozenset()) | names
-    for key, names in sorted(broken.items()):
-        env = environment.for_record(repos[key].record, settings.environments, unpinned=names)
+        env = envs.get(job.key)
+        if env is not None and (lacking := environment.lacking_names(text, env)):
+            older[job.key] = {**older.get(job.key, {}), **lacking}
+    for key in sorted(set(broken) | set(older)):
+        env = environment.for_record(repos[key].record, settings.environments,
+                                     unpinned=broken.get(key, frozenset()), older=older.get(key))
         if env is None or env.path is None or env.path == env_dirs.get(key):
             continue
         envs[key], env_dirs[key] = env, env.path
@@ -272,7 +281,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
     for job in jobs:
         job.result = _unblocked(job.fixtures, results.get(_key(job.chosen.entry, job.fixtures)))
         job.findings, job.judged = job.judge(job.fixtures, job.result)
-    _unpin_broken(jobs, repos, settings, envs, env_dirs, run)
+    _reinstall_broken(jobs, repos, settings, envs, env_dirs, run)
     _probe(jobs, run)
     _layouts(jobs, run)
     for job in jobs:
