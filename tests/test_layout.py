@@ -136,3 +136,13 @@ def test_a_parameter_read_by_another_key_is_a_mapping_of_that_key_not_keyed_by_s
     assert set(value(fixtures, "lookup")) == {"fixed"}  # what the body reads, not the ids of the dynamics
     (found,) = [e for e in fixtures.evidence if e.param == "lookup"]
     assert found.source == "use" and "`lookup['fixed']` (line 2)" in found.why
+
+
+def test_a_mask_may_be_tried_as_a_flag_per_epoch_and_sample():
+    fixtures = synthesize(entry("def first_forgotten(mask):\n    return mask.argmin(0)\n"))
+    found = dict(alternatives(fixtures))
+    alt = found["`mask` as per-epoch flags [E, N]"]
+    assert alt.cases[0].args[0].spec.kind == "correct" and alt.cases[0].args[0].spec.params["layout"] == "EN"
+    flags = value(alt, "mask")
+    assert flags.shape == (alt.cases[0].dims["E"], alt.cases[0].dims["N"]) and set(np.unique(flags)) <= {0, 1}
+    assert "`mask` as per-epoch flags [N, E]" in found

@@ -164,3 +164,11 @@ def test_a_hook_is_passed_its_loops_counter_as_the_repositorys_loop_passes_it(sa
         in staged.notes
     typical = next(c for c in staged.cases if c.case_id == "typical")
     assert typical.output == "ndarray int64 [4] in [1, 4]"  # rounds 1..4 of a 4-epoch run, not 1 each time
+
+
+def test_a_layout_the_code_takes_further_is_probed_from_there(samples: dict[str, Sample]) -> None:
+    forgotten = samples["epochs_until_forgotten"]  # `flags.shape[1]`: two axes; `torch.vstack`: a tensor
+    assert forgotten.status == "ran" and "raised" not in forgotten.reason, forgotten.reason
+    assert forgotten.cases[0].args["flags"].startswith("correct")
+    (note,) = [n for n in forgotten.notes if n.startswith("With our first layout")]
+    assert "the code accepted `flags` as per-epoch flags" in note and "so it is given as a torch tensor" in note

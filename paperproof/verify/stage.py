@@ -198,13 +198,24 @@ def _layouts(jobs: list[_Job], run: Run) -> None:
              for words, alt in layout.alternatives(job.probed or job.fixtures)]
     again = run("layouts", [(job, _cheap(alt)) for job, _, alt in tried])
     chosen: dict[int, tuple[_Job, FixtureSet, str | None]] = {}
+    further: list[tuple[_Job, str, FixtureSet]] = []  # a layout the code took further, then asked something else
     for job, words, alt in tried:
         if id(job) in chosen:
             continue
-        if _returned(_unblocked(alt, again.get(_key(job.chosen.entry, _cheap(alt))))):
+        ran = _unblocked(alt, again.get(_key(job.chosen.entry, _cheap(alt))))
+        if _returned(ran):
             chosen[id(job)] = (job, alt, words)
-        else:
-            job.tried.append(words)
+            continue
+        asked = feedback.refine(alt, ran, spec_for, job.optional)
+        if asked is not None:  # `torch.cat` of our numpy mask, once it had the right axes: the probe's change too
+            further.append((job, f"{words}, {asked[1][0].why.removeprefix('a probe run raised ')}", asked[0]))
+        job.tried.append(words)
+    further = [(job, words, alt) for job, words, alt in further if id(job) not in chosen]
+    if further:
+        then = run("layouts, probed", [(job, _cheap(alt)) for job, _, alt in further])
+        for job, words, alt in further:
+            if id(job) not in chosen and _returned(_unblocked(alt, then.get(_key(job.chosen.entry, _cheap(alt))))):
+                chosen[id(job)] = (job, alt, words)
     if chosen:
         _full(list(chosen.values()), run, "retry")
 
