@@ -124,12 +124,12 @@ def test_callbacks_and_model_classes_are_recognised_by_their_bases():
 
 
 def test_a_hook_argument_no_training_loop_gives_names_the_protocol():
-    code = HOOK_CLASS.replace("def updates(self, logits, targets, probs, indices)", "def updates(self, uncertainty_model)")
+    code = HOOK_CLASS.replace("def updates(self, logits, targets, probs, indices)", "def updates(self, calibration_state)")
     fixtures = synthesize(entry(code))
     assert not fixtures.cases
     (missing,) = fixtures.missing
-    assert missing.param == "uncertainty_model"
-    assert missing.reason.startswith("protocol hooks (a class fed by a training loop): `updates()` takes `uncertainty_model`")
+    assert missing.param == "calibration_state"
+    assert missing.reason.startswith("protocol hooks (a class fed by a training loop): `updates()` takes `calibration_state`")
 
 
 def test_a_reader_gets_the_files_it_opens_in_the_format_it_reads():
@@ -206,3 +206,23 @@ def test_code_that_reads_the_model_output_as_probabilities_gets_a_model_ending_i
     assert recognised.payload()["outputs"] == "probabilities"
     softened = tracker.replace("probabilities = net(self.X[i])", "probabilities = net(self.X[i]).softmax(-1)")
     assert "outputs" not in recognise(entry(softened)).payload()
+
+
+def test_run_objects_named_for_their_part_or_split_are_the_runs_objects():
+    code = textwrap.dedent('''
+        class StudentAgreement:
+            def __init__(self, teacher_model, valloader, dst_train, num_model=2):
+                self.teacher, self.loader, self.data = teacher_model, valloader, dst_train
+
+            def update(self, out, dataset_indices):
+                pass
+
+            def compute(self):
+                return 0
+    ''')
+    fixtures = synthesize(entry(code))
+    assert fixtures.cases, fixtures.missing
+    given = {a.name: a.spec.params.get("role") for a in fixtures.cases[0].args}
+    assert given == {"teacher_model": "net", "valloader": "loader", "dst_train": "dataset"}  # `num_model`: a count, left
+    hook = {a.name: a.spec.params.get("role") for a in fixtures.cases[0].method_args["update"]}
+    assert hook["dataset_indices"] == "indices"
