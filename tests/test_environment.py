@@ -109,20 +109,22 @@ def test_a_verified_checkout_runs_with_its_environment_and_its_page_says_which(t
     assert any("stand-in modules: paperproof_absent_nowhere" in n for n in notes)
 
 
-def test_a_package_installed_for_the_repository_whose_import_raises_is_named_with_its_error(tmp_path, offline_index):
-    make_wheel(offline_index, "paperproof-probe-broken", "1.0", "raise RuntimeError('operator probe::nms does not exist')\n")
+def _scaled(tmp_path: Path, import_line: str, scale: str, requirements: str | None = None):
+    """The sample of a repository of one function that scales scores by a package's constant, verified with the
+    environment made for it."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    (repo / "scores.py").write_text(textwrap.dedent('''
-        import numpy as np
-        import paperproof_probe_broken
+    if requirements:
+        (repo / "requirements.txt").write_text(requirements)
+    (repo / "scores.py").write_text(f"import numpy as np\n{import_line}\n\n\ndef scaled_scores(scores):\n"
+                                    f"    \"\"\"Scores times the package's scale.\"\"\"\n    return {scale} * np.asarray(scores)\n")
+    samples = verify_path(repo, everything=True, workers=1, environments=tmp_path / "envs")
+    return {s.qualname: s for s in samples}["scaled_scores"]
 
 
-        def doubled_scores(scores):
-            """Scores times the package's scale."""
-            return paperproof_probe_broken.SCALE * np.asarray(scores)
-    '''))
-    sample = {s.qualname: s for s in verify_path(repo, everything=True, workers=1, environments=tmp_path / "envs")}["doubled_scores"]
+def test_a_package_installed_for_the_repository_whose_import_raises_is_named_with_its_error(tmp_path, offline_index):
+    make_wheel(offline_index, "paperproof-probe-broken", "1.0", "raise RuntimeError('operator probe::nms does not exist')\n")
+    sample = _scaled(tmp_path, "import paperproof_probe_broken", "paperproof_probe_broken.SCALE")
     assert sample.status == "unverified"
     assert ("could not be defined: ImportError: paperproof_probe_broken is installed for this repository, but importing "
             "it raised RuntimeError: operator probe::nms does not exist") in sample.reason, sample.reason
@@ -132,19 +134,7 @@ def test_a_package_installed_for_the_repository_whose_import_raises_is_named_wit
 def test_a_pinned_release_that_does_not_import_is_replaced_by_the_newest_that_does(tmp_path, offline_index):
     make_wheel(offline_index, "paperproof-probe-old", "1.0", "raise ImportError(\"cannot import name 'ComplexWarning'\")\n")
     make_wheel(offline_index, "paperproof-probe-old", "2.0", "SCALE = 2\n")
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "requirements.txt").write_text("paperproof-probe-old==1.0\n")
-    (repo / "scores.py").write_text(textwrap.dedent('''
-        import numpy as np
-        import paperproof_probe_old
-
-
-        def doubled_scores(scores):
-            """Scores times the package's scale."""
-            return paperproof_probe_old.SCALE * np.asarray(scores)
-    '''))
-    sample = {s.qualname: s for s in verify_path(repo, everything=True, workers=1, environments=tmp_path / "envs")}["doubled_scores"]
+    sample = _scaled(tmp_path, "import paperproof_probe_old", "paperproof_probe_old.SCALE", "paperproof-probe-old==1.0\n")
     assert sample.status == "ran", sample.reason
     assert any("paperproof-probe-old==2.0" in n for n in sample.notes)
     assert ("paperproof-probe-old: the repository asks for ==1.0; installed the newest release that resolves beside "
@@ -155,19 +145,7 @@ def test_an_unpinned_package_whose_newest_release_lacks_a_name_the_code_imports_
         tmp_path, offline_index):
     make_wheel(offline_index, "paperproof-probe-moved", "1.4", "class OldExtractor:\n    SCALE = 3\n")
     make_wheel(offline_index, "paperproof-probe-moved", "2.0", "class NewProcessor:\n    SCALE = 3\n")
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "scores.py").write_text(textwrap.dedent('''
-        import numpy as np
-        from paperproof_probe_moved import OldExtractor
-
-
-        def scaled_scores(scores):
-            """Scores times the extractor's scale."""
-            return OldExtractor.SCALE * np.asarray(scores)
-    '''))
-    sample = {s.qualname: s for s in verify_path(repo, everything=True, workers=1, environments=tmp_path / "envs")}[
-        "scaled_scores"]
+    sample = _scaled(tmp_path, "from paperproof_probe_moved import OldExtractor", "OldExtractor.SCALE")
     assert sample.status == "ran", sample.reason
     assert ("paperproof-probe-moved: its newest release lacks a name the code imports; installed "
             "paperproof-probe-moved==1.4, the newest paperproof-probe-moved<2: the code is older than the newest "
