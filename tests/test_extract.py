@@ -175,3 +175,34 @@ def test_a_closure_takes_the_calls_that_built_a_module_object_it_needs() -> None
     assert "parser.add_argument('--dataset', default='cifar10')" in entry.closure
     assert "np.random.seed(0)" not in entry.closure  # a call on an imported module builds nothing of the module's
     assert entry.closure.splitlines().index("def pick(x):") == text.splitlines().index("def pick(x):")  # lines kept
+
+
+def test_a_dataclass_or_named_tuple_takes_its_fields_as_its_constructor_does():
+    code = textwrap.dedent('''
+        from dataclasses import dataclass, field
+        from typing import ClassVar, NamedTuple
+
+
+        @dataclass(frozen=True)
+        class MarginRecord:
+            sample_id: int
+            target_logit: float
+            history: list = field(default_factory=list)
+            cached: int = field(default=0, init=False)
+            KIND: ClassVar[str] = "margin"
+
+
+        class Pair(NamedTuple):
+            first: int
+            second: float = 1.0
+
+
+        class Plain:
+            width: int = 3
+    ''')
+    found = {e.name: [(p.name, p.annotation, p.required) for p in e.params]
+             for e in extract_module(code, repo="o/r", path="m.py")}
+    assert found["MarginRecord"] == [("sample_id", "int", True), ("target_logit", "float", True),
+                                     ("history", "list", False)]
+    assert found["Pair"] == [("first", "int", True), ("second", "float", False)]
+    assert found["Plain"] == []  # no decorator writes it a constructor

@@ -195,7 +195,7 @@ def _entry(node: ast.FunctionDef | ast.ClassDef, kind: EntryKind, lines: list[st
     names, imports, closure = _closure(node, tree, lines, bindings)
     if isinstance(node, ast.ClassDef):
         init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-        params = _params(init.args, drop_first=True) if init else []
+        params = _params(init.args, drop_first=True) if init else _generated_init(node)
         returns = None
         public = [
             n for n in node.body
@@ -220,6 +220,31 @@ def _entry(node: ast.FunctionDef | ast.ClassDef, kind: EntryKind, lines: list[st
         closure=closure, closure_names=names, closure_imports=imports, methods=methods,
         method_params=method_params, evidence=gather(node, imports),
     )
+
+
+GENERATED_INIT = frozenset({"dataclass", "define", "frozen", "mutable", "attrs"})  # dataclasses', attrs' decorators
+
+
+def _generated_init(node: ast.ClassDef) -> list[Param]:
+    """The constructor a decorator or base writes from the class's annotated fields (`@dataclass`, attrs,
+    `NamedTuple`): one parameter per field, in order, optional where the field has a default; none otherwise."""
+    generated = any(_decorator_name(d) in GENERATED_INIT for d in node.decorator_list) or \
+        any(ast.unparse(b).rpartition(".")[2] == "NamedTuple" for b in node.bases)
+    if not generated:
+        return []
+    out = []
+    for stmt in node.body:
+        if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+            continue
+        annotation = ast.unparse(stmt.annotation)
+        value = stmt.value
+        not_init = isinstance(value, ast.Call) and any(k.arg == "init" and isinstance(k.value, ast.Constant)
+                                                       and k.value.value is False for k in value.keywords)
+        if annotation.startswith(("ClassVar", "typing.ClassVar")) or not_init:
+            continue
+        out.append(Param(name=stmt.target.id, kind="positional_or_keyword", annotation=annotation,
+                         default=ast.unparse(value) if value is not None else None))
+    return out
 
 
 def _decorator_name(node: ast.expr) -> str:
