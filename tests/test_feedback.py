@@ -70,7 +70,8 @@ def test_an_exception_that_names_a_parameter_left_at_its_default_gets_it_supplie
 
 
 @pytest.mark.parametrize("message", ["'MLP' object has no attribute 'predict_proba'",
-                                     "The model must define a .fit() method."])
+                                     "The model must define a .fit() method.",
+                                     "`clf` must be clonable via: sklearn.base.clone(clf)."])
 def test_code_that_calls_its_model_as_a_scikit_learn_classifier_gets_one(message: str) -> None:
     net = FixtureArg(name="clf", spec=ValueSpec(kind="run", params={"role": "net"}))
     found = refine(_fixtures(net), _raised("AttributeError" if "MLP" in message else "ValueError", message))
@@ -131,3 +132,18 @@ def test_a_data_frame_missing_a_column_the_code_reads_gets_it_from_the_same_run(
     assert again is not None
     made = materialize(again[0].cases[0].args[0].spec.model_dump(mode="json"), case, "cpu")
     assert made["example_id"].tolist() == list(range(12)) and "prediction" in made
+
+
+@pytest.mark.parametrize(("value", "message", "given"), [
+    (0.5, "trace = 0.5. trace > 1 is necessary for a valid noise matrix", 2.0),
+    (3, "k must be less than or equal to 2", 2),
+    (0.2, "alpha should be greater than 0.5", 1.0),
+    (3, "n_neighbors must be < 1", 0.5),
+])
+def test_a_number_of_ours_outside_the_range_its_error_states_is_moved_inside(value, message, given) -> None:
+    name = message.split()[0] if not message.startswith("trace") else "trace"
+    arg = FixtureArg(name=name, spec=ValueSpec(kind="literal", params={"value": value}))
+    found = refine(_fixtures(arg), _raised("ValueError", message))
+    assert found is not None
+    assert found[0].cases[0].args[0].spec.params["value"] == given
+    assert refine(found[0], _raised("ValueError", message)) is None  # inside the range: nothing more to ask
