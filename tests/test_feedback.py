@@ -147,3 +147,16 @@ def test_a_number_of_ours_outside_the_range_its_error_states_is_moved_inside(val
     assert found is not None
     assert found[0].cases[0].args[0].spec.params["value"] == given
     assert refine(found[0], _raised("ValueError", message)) is None  # inside the range: nothing more to ask
+
+
+def test_an_exception_that_names_a_methods_parameter_left_at_its_default_gets_it_supplied_to_that_method() -> None:
+    made = FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs", params={"layout": "NC"}))
+    cases = [FixtureCase(case_id=c, seed=1, args=[SCORES], method_args={"fit_score": [], "plot": []}) for c in "ab"]
+    found = refine(FixtureSet(version="t", cases=cases),
+                   _raised("ValueError", "Not enough information to compute scores. Pass in either features or pred_probs."),
+                   optional={"fit_score.pred_probs": made, "fit_score.features": None, "report.pred_probs": made})
+    assert found is not None
+    fixtures, evidence = found
+    assert [a.name for a in fixtures.cases[0].method_args["fit_score"]] == ["pred_probs"]
+    assert fixtures.cases[0].method_args["plot"] == [] and [a.name for a in fixtures.cases[0].args] == ["s"]
+    assert [(e.param, e.source) for e in evidence] == [("pred_probs", "feedback")]
