@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from paperproof.catalogue.extract import extract_module
 from paperproof.catalogue.fixture_case import FixtureSet, Unsynthesizable
 from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, ExceptionInfo, RunResult
@@ -195,9 +197,12 @@ def test_a_layer_given_an_input_of_the_wrong_rank_is_our_fixtures_fault():
     assert not at_boundary(ExceptionInfo(type="RuntimeError", message="CUDA error: device-side assert triggered"))
 
 
-def test_code_that_reaches_for_the_network_is_unverified_not_blamed():
-    said = ExceptionInfo(type="urllib.error.URLError", message="<urlopen error [Errno -3] Temporary failure in name "
-                         "resolution>")
+@pytest.mark.parametrize("said", [
+    ExceptionInfo(type="urllib.error.URLError", message="<urlopen error [Errno -3] Temporary failure in name resolution>"),
+    ExceptionInfo(type="RuntimeError", message="It looks like there is no internet connection and the repo could not be "
+                  "found in the cache (/sandbox/work/.paperproof-caches/torch/hub)"),  # torch.hub.load
+])
+def test_code_that_reaches_for_the_network_is_unverified_not_blamed(said):
     v = judge(FIXTURES, result(every(outcome="raised", exception=said)), CONTRACT)
     assert v.status == "unverified" and v.reason.startswith("needs the network, which the sandbox does not give")
     loading = judge(FIXTURES, result([], end="load_failed", load_error=said), CONTRACT)
