@@ -24,8 +24,8 @@ HELPER = """
             out.append(net(x))
         return torch.cat(out)
 
-    def knn_scores(net, floader, k):
-        bank = _bank(net, floader)
+    def knn_scores(net, fsource, k):
+        bank = _bank(net, fsource)
         return bank[:, :k].mean(1)
     """
 
@@ -33,9 +33,9 @@ HELPER = """
 def test_a_parameter_handed_to_a_helper_is_what_the_helper_uses_it_as():
     fixtures = synthesize(_entry(HELPER, "knn_scores"))
     assert fixtures.missing == [] and fixtures.cases[0].protocol is not None  # driven on the run: a loader
-    (loader,) = [e for e in fixtures.evidence if e.param == "floader"]
+    (loader,) = [e for e in fixtures.evidence if e.param == "fsource"]
     assert loader.source == "use" and "handed to `_bank()`, whose body uses `feats_from` so" in loader.why
-    assert {a.name: a.spec.params.get("role") for a in fixtures.cases[0].args}["floader"] == "loader"
+    assert {a.name: a.spec.params.get("role") for a in fixtures.cases[0].args}["fsource"] == "loader"
 
 
 def test_a_call_site_names_the_family_and_the_name_keeps_its_recipe_inside_it():

@@ -189,9 +189,9 @@ def test_a_count_named_only_in_its_docstring_line_is_a_small_integer() -> None:
 
 
 def test_names_that_say_a_count_a_rate_or_a_size_get_a_number_of_that_kind() -> None:
-    fixtures = synthesize(entry("def f(scores, num_examples, num_labels, lr, corrupt_prob, cls_smpl_sz, n_neighbors):"
+    fixtures = synthesize(entry("def f(scores, num_examples, num_labels, lr, corrupt_prob, cls_smpl_sz, global_step):"
                                 "\n    pass\n"))
     case = fixtures.cases[0]
     got = values(case)
     assert got["num_examples"] == case.dims["N"] and got["num_labels"] == case.dims["C"]
-    assert (got["lr"], got["corrupt_prob"], got["cls_smpl_sz"], got["n_neighbors"]) == (0.1, 0.2, 3, 3)
+    assert (got["lr"], got["corrupt_prob"], got["cls_smpl_sz"], got["global_step"]) == (0.1, 0.2, 3, 3)
