@@ -158,7 +158,13 @@ BROKEN = re.compile(r"\b([A-Za-z_][\w.]*) is installed for this repository, but 
 
 def broken_imports(text: str) -> frozenset[str]:
     """The distributions a run's record says are installed for the repository but fail to import there."""
-    return frozenset(normalise(DISTRIBUTIONS.get(m.split(".")[0], m.split(".")[0])) for m in BROKEN.findall(text))
+    return frozenset(_distribution(m) for m in BROKEN.findall(text))
+
+
+def _distribution(module: str) -> str:
+    """The distribution a module named in an error comes from (`sklearn.utils` → scikit-learn)."""
+    top = module.split(".")[0]
+    return normalise(DISTRIBUTIONS.get(top, top))
 
 
 # `from transformers import ViTFeatureExtractor` where the release installed no longer has it.
@@ -173,7 +179,7 @@ def lacking_names(text: str, env: Environment) -> dict[str, str]:
     versions = {normalise(pin.split("==")[0]): pin.split("==")[1] for pin in env.installed if "==" in pin}
     out = {}
     for _name, module, path in LACKING.findall(text):
-        dist = normalise(DISTRIBUTIONS.get(module.split(".")[0], module.split(".")[0]))
+        dist = _distribution(module)
         version = versions.get(dist, "")
         release = [int(p) for p in re.findall(r"\d+", version)[:2]]
         if not path.startswith(env.path + os.sep) or not release or (release[0] == 0 and len(release) < 2):
