@@ -54,6 +54,10 @@ MODULE = textwrap.dedent('''\
         def value(self):
             return self.n
 
+        @value.setter
+        def value(self, new):
+            self.n = new
+
 
     def uses_relative(x):
         return scale(x)

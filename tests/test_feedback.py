@@ -149,6 +149,16 @@ def test_a_number_of_ours_outside_the_range_its_error_states_is_moved_inside(val
     assert refine(found[0], _raised("ValueError", message)) is None  # inside the range: nothing more to ask
 
 
+def test_a_reading_that_changes_nothing_lets_the_next_one_read() -> None:
+    """The message names an optional flag nothing can be made for, and states a bound our number breaks."""
+    arg = FixtureArg(name="trace", spec=ValueSpec(kind="literal", params={"value": 0.5}))
+    found = refine(_fixtures(arg), _raised("ValueError", "trace = 0.5. trace > 1 is necessary for a valid noise "
+                                                         "matrix to be returned (valid_noise_matrix == True)"),
+                   optional={"valid_noise_matrix": None})
+    assert found is not None
+    assert found[0].cases[0].args[0].spec.params["value"] == 2.0 and [e.param for e in found[1]] == ["trace"]
+
+
 def test_an_exception_that_names_a_methods_parameter_left_at_its_default_gets_it_supplied_to_that_method() -> None:
     made = FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs", params={"layout": "NC"}))
     cases = [FixtureCase(case_id=c, seed=1, args=[SCORES], method_args={"fit_score": [], "plot": []}) for c in "ab"]

@@ -200,7 +200,7 @@ def _entry(node: ast.FunctionDef | ast.ClassDef, kind: EntryKind, lines: list[st
         public = [
             n for n in node.body
             if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
-            and not any(_decorator_name(d) in ("property", "staticmethod", "classmethod") for d in n.decorator_list)
+            and not any(_decorator_name(d) in NOT_METHODS for d in n.decorator_list)
         ]
         methods = [n.name for n in public]
         method_params = {n.name: _attach_param_docs(_params(n.args, drop_first=True), ast.get_docstring(n))
@@ -222,6 +222,9 @@ def _entry(node: ast.FunctionDef | ast.ClassDef, kind: EntryKind, lines: list[st
     )
 
 
+# Decorators that make a function something other than a method to call on an instance: an attribute's getter,
+# setter or deleter (`@issues.setter` reads as an attribute, so calling it calls what it holds), or one called on the class.
+NOT_METHODS = frozenset({"property", "cached_property", "setter", "getter", "deleter", "staticmethod", "classmethod"})
 GENERATED_INIT = frozenset({"dataclass", "define", "frozen", "mutable", "attrs"})  # dataclasses', attrs' decorators
 
 
