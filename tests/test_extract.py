@@ -210,3 +210,9 @@ def test_a_dataclass_or_named_tuple_takes_its_fields_as_its_constructor_does():
                                      ("history", "list", False)]
     assert found["Pair"] == [("first", "int", True), ("second", "float", False)]
     assert found["Plain"] == []  # no decorator writes it a constructor
+
+
+def test_arithmetic_of_numbers_is_a_literal_default_and_a_call_is_not() -> None:
+    (fn,) = extract_module("def f(a=1 - 1e-05, b=-1 / 3, c=2 ** 8, d=load('x'), e=-1):\n    pass\n", repo="o/r", path="m.py")
+    spans = {p.name: p.default_span is not None for p in fn.params}
+    assert spans == {"a": False, "b": False, "c": True, "d": True, "e": False}  # evaluated when defined: c and d

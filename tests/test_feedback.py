@@ -149,12 +149,20 @@ def test_a_number_of_ours_outside_the_range_its_error_states_is_moved_inside(val
     assert refine(found[0], _raised("ValueError", message)) is None  # inside the range: nothing more to ask
 
 
-def test_a_reading_that_changes_nothing_lets_the_next_one_read() -> None:
-    """The message names an optional flag nothing can be made for, and states a bound our number breaks."""
+def test_either_a_or_both_b_and_c_gives_a() -> None:
+    made = {name: FixtureArg(name=name, spec=ValueSpec(kind="literal", params={"value": 3}))
+            for name in ("num_examples", "confident_joint", "joint")}
+    found = refine(_fixtures(SCORES), _raised("ValueError", "Error: num_examples is None. You must either provide "
+                                              "confident_joint, or provide both num_example and joint."), optional=made)
+    assert found is not None and [e.param for e in found[1]] == ["confident_joint"]
+
+
+def test_a_bound_our_number_breaks_is_read_before_a_parameter_the_message_only_names() -> None:
+    """The message names an optional flag, and states a bound our own number breaks: the bound is the exact reading."""
     arg = FixtureArg(name="trace", spec=ValueSpec(kind="literal", params={"value": 0.5}))
     found = refine(_fixtures(arg), _raised("ValueError", "trace = 0.5. trace > 1 is necessary for a valid noise "
                                                          "matrix to be returned (valid_noise_matrix == True)"),
-                   optional={"valid_noise_matrix": None})
+                   optional={"valid_noise_matrix": FixtureArg(name="valid_noise_matrix", spec=ValueSpec(kind="labels"))})
     assert found is not None
     assert found[0].cases[0].args[0].spec.params["value"] == 2.0 and [e.param for e in found[1]] == ["trace"]
 
@@ -170,3 +178,11 @@ def test_an_exception_that_names_a_methods_parameter_left_at_its_default_gets_it
     assert [a.name for a in fixtures.cases[0].method_args["fit_score"]] == ["pred_probs"]
     assert fixtures.cases[0].method_args["plot"] == [] and [a.name for a in fixtures.cases[0].args] == ["s"]
     assert [(e.param, e.source) for e in evidence] == [("pred_probs", "feedback")]
+
+
+def test_a_short_parameter_name_counts_where_the_message_makes_it_the_subject() -> None:
+    prior = FixtureArg(name="py", spec=ValueSpec(kind="class_prior"))
+    found = refine(_fixtures(SCORES), _raised("ValueError", "py must be provided (not None) if the input parameter "
+                                                            "valid_noise_matrix == True"), optional={"py": prior})
+    assert found is not None and [e.param for e in found[1]] == ["py"]
+    assert refine(_fixtures(SCORES), _raised("ValueError", "a py file was expected"), optional={"py": prior}) is None

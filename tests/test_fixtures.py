@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paperproof.catalogue.extract import extract_module
-from paperproof.fixtures.synth import synthesize
+from paperproof.fixtures.synth import optional_arguments, synthesize
 from paperproof.fixtures.values import dynamics, materialize, softmax
 
 
@@ -195,3 +195,26 @@ def test_names_that_say_a_count_a_rate_or_a_size_get_a_number_of_that_kind() -> 
     got = values(case)
     assert got["num_examples"] == case.dims["N"] and got["num_labels"] == case.dims["C"]
     assert (got["lr"], got["corrupt_prob"], got["cls_smpl_sz"], got["global_step"]) == (0.1, 0.2, 3, 3)
+
+
+def test_a_docstring_shape_over_the_classes_gives_a_class_matrix_or_a_class_prior() -> None:
+    code = ('def latent(joint_counts, noise, prior, labels):\n    """Estimate.\n\n    Parameters\n    ----------\n'
+            '    joint_counts : np.ndarray\n      An array of shape ``(K, K)``: entry (j, k) is the number of examples '
+            'with noisy label j and true label k.\n'
+            '    noise : np.ndarray\n      A conditional probability matrix (of shape ``(K, K)``); its columns sum to 1.\n'
+            '    prior : np.ndarray\n      Array of shape ``(K, )``: the fraction of each noisy class.\n'
+            '    labels : np.ndarray\n      A 1D array of shape ``(N,)`` of class labels.\n    """\n')
+    case = synthesize(entry(code)).cases[0]
+    got, classes = values(case), case.dims["C"]
+    assert got["joint_counts"].shape == (classes, classes) and got["noise"].shape == (classes, classes)
+    assert got["joint_counts"].sum() == case.dims["N"] + classes  # counted, each class once as itself
+    assert np.allclose(got["noise"].sum(axis=0), 1.0) and np.linalg.matrix_rank(got["noise"]) == classes
+    assert got["prior"].shape == (classes,) and np.isclose(got["prior"].sum(), 1.0)
+    assert np.allclose(got["prior"], np.bincount(got["labels"], minlength=classes) / case.dims["N"])
+
+
+def test_an_optional_parameter_is_offered_to_a_probe_only_where_it_was_left_at_none() -> None:
+    fn = entry("def noise(K, trace, valid_noise_matrix=True, py=None, seed=None, frac_zero=0.0):\n    pass\n")
+    offered = optional_arguments(fn)
+    assert offered["valid_noise_matrix"] is None and offered["frac_zero"] is None  # settings it has already
+    assert offered["seed"] is not None and offered["seed"].spec.params["value"] == 0

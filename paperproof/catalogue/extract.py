@@ -295,6 +295,10 @@ def _is_literal(node: ast.expr) -> bool:
     """Defaults that cannot do anything when evaluated: constants, containers of them, bare names."""
     if isinstance(node, (ast.Name, ast.Attribute)):
         return True  # a module constant or np.float32: evaluated, but harmless
+    if isinstance(node, ast.BinOp | ast.UnaryOp) and all(  # `1 - 1e-05`, `-1 / 3`: arithmetic of numbers (no powers)
+            isinstance(n, ast.BinOp | ast.UnaryOp | ast.operator | ast.unaryop) and not isinstance(n, ast.Pow)
+            or isinstance(n, ast.Constant) and type(n.value) in (int, float) for n in ast.walk(node)):
+        return True
     try:
         ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
