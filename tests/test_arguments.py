@@ -101,3 +101,24 @@ def test_a_parameter_handed_to_a_helper_imported_from_another_module_is_what_tha
     assert decider.found["x"].why.startswith("the body uses it as logits: it is handed to `to_probs()`")
     without = _decider(entry, [])  # with no way to read the other module, the name decides
     assert without.spec(next(p for p in entry.params if p.name == "x")).kind == "scores"
+
+
+RECORDER = """
+    def _note_eval(log, step, loss, acc):
+        log.eval_steps.append(step)
+        log.eval_losses.append(loss)
+        log.by_step.update({step: acc})
+        return log
+
+    def evaluate(scores, log, epoch_size):
+        loss = float(scores.mean())
+        return _note_eval(log, epoch_size, loss, 1.0 - loss)
+    """
+
+
+def test_an_options_attribute_the_code_appends_to_is_an_empty_list():
+    fixtures = synthesize(_entry(RECORDER, "evaluate"))
+    (log,) = [a for a in fixtures.cases[0].args if a.name == "log"]
+    attrs = log.spec.params["attrs"]
+    assert log.spec.kind == "namespace"
+    assert (attrs["eval_steps"], attrs["eval_losses"], attrs["by_step"]) == ([], [], {})

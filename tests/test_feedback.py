@@ -186,3 +186,14 @@ def test_a_short_parameter_name_counts_where_the_message_makes_it_the_subject() 
                                                             "valid_noise_matrix == True"), optional={"py": prior})
     assert found is not None and [e.param for e in found[1]] == ["py"]
     assert refine(_fixtures(SCORES), _raised("ValueError", "a py file was expected"), optional={"py": prior}) is None
+
+
+def test_a_method_the_message_names_is_given_the_parameters_it_was_called_without() -> None:
+    made = FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs", params={"layout": "NC"}))
+    cases = [FixtureCase(case_id=c, seed=1, args=[SCORES], method_args={"find_issues": [], "get_issues": []}) for c in "ab"]
+    found = refine(FixtureSet(version="t", cases=cases),
+                   _raised("ValueError", "No issues available for retrieval. Ensure `find_issues` was executed."),
+                   optional={"find_issues.pred_probs": made, "find_issues.knn_graph": None, "get_issues.name": made})
+    assert found is not None
+    assert [a.name for a in found[0].cases[0].method_args["find_issues"]] == ["pred_probs"]
+    assert found[0].cases[0].method_args["get_issues"] == []
