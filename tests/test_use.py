@@ -59,6 +59,10 @@ def _kinds(source: str) -> dict[str, str | None]:
              for x, y in self.src_loader:
                  pass
      """, {"src_loader": "iterable_of_tuples", "n_out": None}),
+    ("""
+     def sharpen(raw, temp, base):
+         return (raw / temp).softmax(1) - base
+     """, {"temp": "number", "base": "arith"}),  # a divisor is a number; what is subtracted may be an array
 ])
 def test_use_names_the_kind_whatever_the_parameter_is_called(source: str, expected: dict[str, str | None]) -> None:
     kinds = _kinds(source)
