@@ -109,7 +109,7 @@ def test_a_verified_checkout_runs_with_its_environment_and_its_page_says_which(t
     assert any("stand-in modules: paperproof_absent_nowhere" in n for n in notes)
 
 
-def _scaled(tmp_path: Path, import_line: str, scale: str, requirements: str | None = None):
+def _scaled(tmp_path: Path, import_line: str, scale: str, requirements: str | None = None, envs: Path | None = None):
     """The sample of a repository of one function that scales scores by a package's constant, verified with the
     environment made for it."""
     repo = tmp_path / "repo"
@@ -118,7 +118,7 @@ def _scaled(tmp_path: Path, import_line: str, scale: str, requirements: str | No
         (repo / "requirements.txt").write_text(requirements)
     (repo / "scores.py").write_text(f"import numpy as np\n{import_line}\n\n\ndef scaled_scores(scores):\n"
                                     f"    \"\"\"Scores times the package's scale.\"\"\"\n    return {scale} * np.asarray(scores)\n")
-    samples = verify_path(repo, everything=True, workers=1, environments=tmp_path / "envs")
+    samples = verify_path(repo, everything=True, workers=1, environments=envs or tmp_path / "envs")
     return {s.qualname: s for s in samples}["scaled_scores"]
 
 
@@ -141,11 +141,14 @@ def test_a_pinned_release_that_does_not_import_is_replaced_by_the_newest_that_do
             "the runner's packages (the one asked for was installed, but did not import beside them) instead.") in sample.notes
 
 
+@pytest.mark.parametrize("relative", [False, True])  # `--environments` as the default gives it: relative to here
 def test_an_unpinned_package_whose_newest_release_lacks_a_name_the_code_imports_is_held_to_the_release_before(
-        tmp_path, offline_index):
+        tmp_path, offline_index, monkeypatch, relative):
     make_wheel(offline_index, "paperproof-probe-moved", "1.4", "class OldExtractor:\n    SCALE = 3\n")
     make_wheel(offline_index, "paperproof-probe-moved", "2.0", "class NewProcessor:\n    SCALE = 3\n")
-    sample = _scaled(tmp_path, "from paperproof_probe_moved import OldExtractor", "OldExtractor.SCALE")
+    monkeypatch.chdir(tmp_path)
+    sample = _scaled(tmp_path, "from paperproof_probe_moved import OldExtractor", "OldExtractor.SCALE",
+                     envs=Path("envs") if relative else None)
     assert sample.status == "ran", sample.reason
     assert ("paperproof-probe-moved: its newest release lacks a name the code imports; installed "
             "paperproof-probe-moved==1.4, the newest paperproof-probe-moved<2: the code is older than the newest "

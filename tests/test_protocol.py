@@ -226,3 +226,15 @@ def test_run_objects_named_for_their_part_or_split_are_the_runs_objects():
     assert given == {"teacher_model": "net", "valloader": "loader", "dst_train": "dataset"}  # `num_model`: a count, left
     hook = {a.name: a.spec.params.get("role") for a in fixtures.cases[0].method_args["update"]}
     assert hook["dataset_indices"] == "indices"
+
+
+def test_a_hook_given_the_models_parameters_gets_its_state_and_a_switch_typed_in_the_docstring_its_value():
+    code = HOOK_CLASS.replace("def updates(self, logits, targets, probs, indices)", "def updates(self, model_params)")
+    code = code.replace("def __init__(self, dataloader, total_samples, name=\"forget\"):",
+                        'def __init__(self, dataloader, total_samples, per_class):\n'
+                        '        """Args:\n            per_class: bool\n                whether to select per class\n        """')
+    fixtures = synthesize(entry(code))
+    assert not fixtures.missing, fixtures.missing
+    case = fixtures.cases[0]
+    assert [(a.name, a.spec.params["role"]) for a in case.method_args["updates"]] == [("model_params", "state")]
+    assert {a.name: a.spec.params.get("value") for a in case.args if a.spec.kind == "literal"} == {"per_class": True}

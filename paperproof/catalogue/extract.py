@@ -196,6 +196,8 @@ def _entry(node: ast.FunctionDef | ast.ClassDef, kind: EntryKind, lines: list[st
     if isinstance(node, ast.ClassDef):
         init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
         params = _params(init.args, drop_first=True) if init else _generated_init(node)
+        if init is not None:  # its parameters documented on the constructor, where the class's own docstring is silent
+            params = _attach_param_docs(params, ast.get_docstring(init))
         returns = None
         public = [
             n for n in node.body

@@ -373,4 +373,5 @@ def for_record(record, cache: Path | None, unpinned: frozenset[str] = frozenset(
     runner's own) or when no cache was given (environments are not built)."""
     if cache is None or record.specimen or not record.snapshot:
         return None
-    return prepare(Path(record.snapshot), cache, unpinned=unpinned, older=older)
+    # absolute, so that what the sandbox reports (`cannot import name … (/…/envs/…)`) is known for this environment's
+    return prepare(Path(record.snapshot), cache.resolve(), unpinned=unpinned, older=older)

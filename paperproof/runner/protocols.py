@@ -44,6 +44,7 @@ def _object(role: str, run: training.Run, device: str, scratch: str):
         "net": lambda: run.net, "nets": lambda: _checkpoint_models(run), "estimator": lambda: _estimator(run),
         "loader": lambda: run.loader, "dataset": lambda: run.loader.dataset,
         "optimizer": lambda: run.optimizer, "criterion": lambda: run.criterion, "device": lambda: device,
+        "state": lambda: run.net.state_dict(),  # the model's parameters as they are now (`update_model(model_params)`)
         "N": lambda: spec.n, "C": lambda: spec.classes, "E": lambda: spec.epochs, "B": lambda: spec.batch_size,
         "logs": lambda: {"loss": 1.0 / (run.epoch + 2), "accuracy": 0.5},
         "dir": lambda: scratch, "file": lambda: os.path.join(scratch, "run.jsonl"),
