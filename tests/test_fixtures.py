@@ -218,3 +218,10 @@ def test_an_optional_parameter_is_offered_to_a_probe_only_where_it_was_left_at_n
     offered = optional_arguments(fn)
     assert offered["valid_noise_matrix"] is None and offered["frac_zero"] is None  # settings it has already
     assert offered["seed"] is not None and offered["seed"].spec.params["value"] == 0
+
+
+def test_a_logger_is_the_standard_librarys() -> None:
+    import logging
+
+    got = values(synthesize(entry("def select(scores, logger):\n    logger.info('selecting')\n")).cases[0])
+    assert isinstance(got["logger"], logging.Logger)
