@@ -294,9 +294,12 @@ def _param(arg: ast.arg, kind: ParamKind, default: ast.expr | None) -> Param:
 
 
 def _is_literal(node: ast.expr) -> bool:
-    """Defaults that cannot do anything when evaluated: constants, containers of them, bare names."""
+    """Defaults that cannot do anything when evaluated: constants, containers of them, bare names, arithmetic of
+    numbers, a library's object built from literals."""
     if isinstance(node, (ast.Name, ast.Attribute)):
         return True  # a module constant or np.float32: evaluated, but harmless
+    if isinstance(node, ast.Call) and _library_constructor(node):
+        return True
     if isinstance(node, ast.BinOp | ast.UnaryOp) and all(  # `1 - 1e-05`, `-1 / 3`: arithmetic of numbers (no powers)
             isinstance(n, ast.BinOp | ast.UnaryOp | ast.operator | ast.unaryop) and not isinstance(n, ast.Pow)
             or isinstance(n, ast.Constant) and type(n.value) in (int, float) for n in ast.walk(node)):
@@ -306,6 +309,22 @@ def _is_literal(node: ast.expr) -> bool:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
+
+
+# What a default call must not do to be kept: read, load, fetch or connect (`torch.load(...)`, `x.from_pretrained(...)`).
+_FETCHES = re.compile(r"load|open|read|fetch|download|pretrained|connect|url|request|get$|session|client", re.IGNORECASE)
+
+
+def _library_constructor(call: ast.Call) -> bool:
+    """`nn.CrossEntropyLoss(reduction="none")`, `np.linspace(0, 1, 5)`: a library's object built from literals, as
+    harmless as a literal and often the very thing the code needs (a loss that keeps one value per sample)."""
+    if not isinstance(call.func, ast.Attribute) or _FETCHES.search(call.func.attr):
+        return False
+    root: ast.expr = call.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(root, ast.Name) and all(_is_literal(a) and not isinstance(a, ast.Name | ast.Attribute)
+                                              for a in [*call.args, *(k.value for k in call.keywords)])
 
 
 def without_defaults(closure: str, params: list[Param]) -> str:
