@@ -228,6 +228,7 @@ def test_a_logger_is_the_standard_librarys() -> None:
 
 
 def test_a_splits_data_matrix_and_labels_are_named_as_scikit_learn_names_them() -> None:
-    case = synthesize(entry("def filter_easy(X_train, y_train, seed):\n    pass\n")).cases[0]
+    case = synthesize(entry("def filter_easy(X_train, y_train, seed, groups):\n    pass\n")).cases[0]
     got = values(case)
     assert got["X_train"].shape == (case.dims["N"], case.dims["D"]) and got["y_train"].shape == (case.dims["N"],)
+    assert got["groups"].shape == (case.dims["N"],) and got["groups"].dtype.kind == "i"  # each sample's group
