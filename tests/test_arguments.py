@@ -122,3 +122,49 @@ def test_an_options_attribute_the_code_appends_to_is_an_empty_list():
     attrs = log.spec.params["attrs"]
     assert log.spec.kind == "namespace"
     assert (attrs["eval_steps"], attrs["eval_losses"], attrs["by_step"]) == ([], [], {})
+
+
+RECORD_CALLER = """
+    from tracker import SampleGrads
+
+    def train(model, loader, epochs):
+        tracker = SampleGrads(len(loader.dataset))
+        for epoch in range(epochs):
+            for batch in loader:
+                hidden, labels = model.embed(batch["x"]), batch["y"]
+                tracker.update(model_inputs={"features": hidden, "labels": labels}, ids=batch["idx"])
+        return tracker.compute_scores()
+    """
+
+
+def test_a_dict_the_repository_builds_at_its_call_is_given_with_the_same_keys_holding_the_runs_values():
+    from paperproof.catalogue.callsites import find_call_sites
+    from paperproof.fixtures.values import materialize
+
+    code = """
+        class SampleGrads:
+            def __init__(self, total_samples):
+                self.norms = [0.0] * total_samples
+
+            def update(self, model_inputs, ids):
+                self.feats = model_inputs["features"]
+
+            def compute_scores(self):
+                return self.norms
+        """
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as root:
+        (Path(root) / "tracker.py").write_text(textwrap.dedent(code))
+        (Path(root) / "train.py").write_text(textwrap.dedent(RECORD_CALLER))
+        tracker = _entry(code, "SampleGrads").model_copy(update={"path": "tracker.py", "module": "tracker"})
+        sites = find_call_sites(Path(root), [tracker])["tracker.py::SampleGrads"]
+        fixtures = synthesize(tracker, root, sites=sites)
+    (inputs,) = [a for a in fixtures.cases[0].method_args["update"] if a.name == "model_inputs"]
+    assert inputs.spec.kind == "record" and inputs.spec.params["roles"] == {"features": "x", "labels": "targets"}
+    (said,) = [e for e in fixtures.evidence if e.param == "model_inputs"]
+    assert said.source == "call_site" and said.path == "train.py"
+    case = fixtures.cases[0].model_dump(mode="json")
+    made = materialize(inputs.spec.model_dump(mode="json"), case)
+    assert set(made) == {"features", "labels"} and made["labels"].shape == (case["dims"]["N"],)

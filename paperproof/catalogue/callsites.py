@@ -40,7 +40,8 @@ SOURCE_ORDER = {"script": 0, "notebook": 1, "readme": 2, "test": 3, "module": 4}
 
 ArgKind = Literal["literal", "namespace", "loader", "dataset", "model", "optimizer", "loss", "device", "array",
                   "tensor", "dataframe", "mapping", "sequence", "path", "callable", "probs", "logits", "labels",
-                  "counter"]  # counter: the variable of the `for i in range(start, ...)` around a hook; value: start
+                  "counter", "record"]  # counter: the variable of the `for i in range(start, ...)` around a hook; value:
+# start. record: a dict built at the call with string keys (`{"features": h, "labels": y}`); value: key -> its kind
 Cadence = Literal["per_batch", "per_epoch", "chosen_epochs", "once_before_loop", "once_after_loop", "once"]
 Source = Literal["script", "test", "notebook", "readme", "module"]
 
@@ -601,6 +602,10 @@ class _Scan:
         value = _literal(node)
         if value is not _MISSING:
             return ("mapping", value, None) if isinstance(node, ast.Dict) else ("literal", value, None)
+        if isinstance(node, ast.Dict) and node.keys and len(node.keys) <= 16 and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            return ("record", {k.value: self.kind(v, scope, line, depth + 1)[0]  # type: ignore[union-attr]
+                               for k, v in zip(node.keys, node.values)}, None)
         if isinstance(node, ast.Dict | ast.DictComp):
             return ("mapping", None, None)
         if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.ListComp | ast.SetComp | ast.GeneratorExp):

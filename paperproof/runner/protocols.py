@@ -90,6 +90,9 @@ def _arguments(args: list[dict], case: dict, run: training.Run, info: dict, devi
         spec = arg["spec"]
         if spec["kind"] == "construct":  # an object of the repository's own class, built by its constructor
             value = _construct(spec["params"], case, run, info, device, scratch, override)
+        elif spec["kind"] == "record":  # a dict the repository builds at its call: the run's values under its keys
+            value = {key: _contained(_hook_value(role, run, info, device, scratch), spec["params"].get("container"))
+                     for key, role in spec["params"]["roles"].items()}
         elif spec["kind"] == "run" and override and spec["params"]["role"] in override:
             value = override[spec["params"]["role"]]
         elif spec["kind"] == "run":
