@@ -172,3 +172,30 @@ def test_a_layout_the_code_takes_further_is_probed_from_there(samples: dict[str,
     assert forgotten.cases[0].args["flags"].startswith("correct")
     (note,) = [n for n in forgotten.notes if n.startswith("With our first layout")]
     assert "the code accepted `flags` as per-epoch flags" in note and "so it is given as a torch tensor" in note
+
+
+def test_a_docstring_shape_over_the_classes_gives_the_runs_class_matrix_and_prior(samples: dict[str, Sample]) -> None:
+    prior = samples["clean_prior"]  # `(K, )` and a column-stochastic `(K, K)`, in numpy-style docstring lines
+    assert prior.status == "ran", prior.reason
+    typical = next(c for c in prior.cases if c.case_id == "typical")
+    assert typical.args["transition"].startswith("given label × the run's last prediction")
+    assert "each column summing to 1" in typical.args["transition"]
+    assert typical.args["observed_prior"].startswith("each class's share of the labels")
+    assert {a.param: a.source for a in prior.arguments} == {"observed_prior": "docstring", "transition": "docstring"}
+
+
+def test_what_divides_an_array_is_given_a_number(samples: dict[str, Sample]) -> None:
+    sharp = samples["sharpened"]  # `logits / temperature`
+    assert sharp.status == "ran", sharp.reason
+    assert next(c for c in sharp.cases if c.case_id == "typical").args["temperature"] == "0.5"
+    assert _evidence(sharp)["temperature"][0] == "use"
+
+
+def test_a_dict_built_at_the_loops_call_is_given_with_its_keys_holding_the_runs_values(
+        samples: dict[str, Sample]) -> None:
+    norms = samples["HeadGradNorm"]  # `scorer.update(batch_inputs={"features": xb, "labels": yb}, ...)` per batch
+    assert norms.status == "ran", norms.reason
+    source, why = _evidence(norms)["batch_inputs"]
+    assert source == "call_site" and "`features` (the run's inputs), `labels` (the run's labels)" in why
+    (arg,) = [a for a in norms.arguments if a.param == "batch_inputs"]
+    assert arg.path == "scripts/gradnorm_loop.py"

@@ -148,6 +148,10 @@ def test_a_refusal_that_names_our_made_up_string_is_our_fixture():
     other = [CaseOutcome(case_id=c.case_id, outcome="raised", exception=ExceptionInfo(
         type="NotImplementedError", message="this reader is not finished")) for c in fixtures.cases]
     assert judge(fixtures, result(other), draft(TASK)).status == "ran_violates"
+    bare = [CaseOutcome(case_id=c.case_id, outcome="raised", exception=ExceptionInfo(
+        type="NotImplementedError", message="")) for c in fixtures.cases]  # `else: raise NotImplementedError`
+    v = judge(fixtures, result(bare), draft(TASK))
+    assert v.status == "ran_fixture" and "a bare NotImplementedError" in v.reason
 
 
 def test_a_file_missed_under_our_folder_is_not_a_sandbox_block_but_one_elsewhere_is():

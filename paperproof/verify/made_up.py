@@ -39,11 +39,16 @@ def refused(case: FixtureCase, exc: ExceptionInfo) -> str | None:
     """Our made-up value the exception's message names, in words: a string argument as a word
     ("Reader for yes not implemented"), a namespace field quoted or as a folder (`'out'`, `out/x.json`),
     where a common word such as `data` or `cpu` in a message means nothing."""
-    for where, value in strings(case):
+    made = strings(case)
+    for where, value in made:
         word = re.escape(value)
         pattern = rf"(?<![\w.]){word}(?![\w])" if "." not in where else rf"(['\"]){word}\1|(?<![\w./]){word}/"
         if len(value) >= 2 and re.search(pattern, exc.message):
             return f"{where} = {value!r}"
+    literal = [(where, value) for where, value in made if "." not in where]
+    if exc.type.rpartition(".")[2] == "NotImplementedError" and not exc.message.strip() and literal:
+        where, value = literal[0]  # a bare `else: raise NotImplementedError` after the branches a string selects
+        return f"{where} = {value!r} (a bare NotImplementedError, as code raises on a value it has no branch for)"
     return None
 
 
