@@ -167,10 +167,18 @@ def test_a_bound_our_number_breaks_is_read_before_a_parameter_the_message_only_n
     assert found[0].cases[0].args[0].spec.params["value"] == 2.0 and [e.param for e in found[1]] == ["trace"]
 
 
+PRED_PROBS = FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs", params={"layout": "NC"}))
+
+
+def _calling(*methods: str) -> FixtureSet:
+    """Cases of a class whose constructor takes scores and whose `methods` are called with nothing."""
+    return FixtureSet(version="t", cases=[FixtureCase(case_id=c, seed=1, args=[SCORES],
+                                                      method_args={m: [] for m in methods}) for c in "ab"])
+
+
 def test_an_exception_that_names_a_methods_parameter_left_at_its_default_gets_it_supplied_to_that_method() -> None:
-    made = FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs", params={"layout": "NC"}))
-    cases = [FixtureCase(case_id=c, seed=1, args=[SCORES], method_args={"fit_score": [], "plot": []}) for c in "ab"]
-    found = refine(FixtureSet(version="t", cases=cases),
+    made = PRED_PROBS
+    found = refine(_calling("fit_score", "plot"),
                    _raised("ValueError", "Not enough information to compute scores. Pass in either features or pred_probs."),
                    optional={"fit_score.pred_probs": made, "fit_score.features": None, "report.pred_probs": made})
     assert found is not None
@@ -189,9 +197,8 @@ def test_a_short_parameter_name_counts_where_the_message_makes_it_the_subject() 
 
 
 def test_a_method_the_message_names_is_given_the_parameters_it_was_called_without() -> None:
-    made = FixtureArg(name="pred_probs", spec=ValueSpec(kind="probs", params={"layout": "NC"}))
-    cases = [FixtureCase(case_id=c, seed=1, args=[SCORES], method_args={"find_issues": [], "get_issues": []}) for c in "ab"]
-    found = refine(FixtureSet(version="t", cases=cases),
+    made = PRED_PROBS
+    found = refine(_calling("find_issues", "get_issues"),
                    _raised("ValueError", "No issues available for retrieval. Ensure `find_issues` was executed."),
                    optional={"find_issues.pred_probs": made, "find_issues.knn_graph": None, "get_issues.name": made})
     assert found is not None
