@@ -32,6 +32,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from paperproof.build.site_paths import SitePaths
+from paperproof.plumbing import host_process
 from paperproof.plumbing.files import link_over, remove_file
 from paperproof.plumbing.locks import hold
 
@@ -163,5 +164,5 @@ def discard(path: Path, paths: SitePaths) -> None:
     folder = paths.trash
     folder.mkdir(exist_ok=True)
     path.rename(Path(tempfile.mkdtemp(dir=folder)) / path.name)
-    subprocess.Popen([sys.executable, "-c", _DELETER, str(folder)], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    host_process.start([sys.executable, "-I", "-c", _DELETER, str(folder)], folder, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -31,9 +31,10 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import re
+import shutil
 import subprocess
+import tempfile
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from paperproof.build.manifest import digest
+from paperproof.plumbing import host_process
 from paperproof.plumbing.files import update_tree
 
 SHARD_SIZE = 5_000  # Pagefind holds about 95 KB per paper while it indexes: about 0.5 GB per shard
@@ -136,9 +138,11 @@ class Indexer:
 
     def __init__(self, executable: Path, window: int = 64) -> None:
         # One worker thread: Pagefind handles one message at a time, so more threads only wake each other.
-        self.process = subprocess.Popen([str(executable), "--service"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        env={**os.environ, "TOKIO_WORKER_THREADS": "1"})
+        # In an empty folder of its own, with the host tools' environment: Pagefind reads `pagefind.yml` where it starts.
+        self.folder = Path(tempfile.mkdtemp(prefix="paperproof-pagefind-"))
+        self.process = host_process.start([str(executable.resolve()), "--service"], self.folder,
+                                          extra={"TOKIO_WORKER_THREADS": "1"}, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.window = window
         self._answers: deque[bytes] = deque()  # answers read, not yet looked at
         self._partial = b""  # the start of an answer not yet read to its end
@@ -229,6 +233,7 @@ class Indexer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def index_shards(shards: list[tuple[int, Path, Path]], concurrency: int = 1) -> dict[int, list[str]]:

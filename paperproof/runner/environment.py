@@ -32,7 +32,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paperproof.catalogue import checkout
 from paperproof.fixtures.stubs import ENVIRONMENT_MARK, missing_imports
+from paperproof.plumbing import host_process
 from paperproof.runner import torch_builds
 
 ENV_VERSION = "1"
@@ -56,7 +58,13 @@ DISTRIBUTIONS = {
     "google": "protobuf", "sentencepiece": "sentencepiece", "wandb": "wandb", "faiss": "faiss-cpu",
     "torchxrayvision": "torchxrayvision", "jsonlines": "jsonlines", "Levenshtein": "levenshtein",
 }
-REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*((?:[<>=!~]=?|===)\s*[^;#\s,]+(?:\s*,\s*[<>=!~]=?\s*[^;#\s,]+)*)?")
+# A requirement line, stripped and cut to MAX_LINE: each part is told from the next by a character the part before
+# cannot hold, so no match backtracks; a version is version characters only (`==1.0@file:///x` keeps `==1.0`).
+REQUIREMENT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*((?:===|[<>=!~]=?)\s*[\w.*+!-]+(?:\s*,\s*(?:===|[<>=!~]=?)\s*[\w.*+!-]+)*)?")
+CONDA_ENTRY = re.compile(r"-\s+([A-Za-z0-9][A-Za-z0-9._-]*)(?:\s*(==?\s*[\w.*]+))?")
+MAX_LINE = 1024  # characters of one requirement line looked at
+MAX_DECLARATION_BYTES = 256 * 1024  # of one declaration file
+MAX_DECLARATION_ENTRIES = 20_000  # entries of the root and its folders looked at for declarations
 
 
 def normalise(name: str) -> str:
@@ -64,39 +72,38 @@ def normalise(name: str) -> str:
 
 
 def declared(root: Path) -> dict[str, str]:
-    """Requirement name -> version specifier ('' when unpinned), from the repository's declarations."""
+    """Requirement name -> version specifier ('' when unpinned), from the repository's declarations, each read
+    through the checkout's guard (inside it, regular files, capped) and parsed without interpolation."""
     lines: list[str] = []
-    for path in sorted([*root.glob("requirements*.txt"), *root.glob("*/requirements*.txt")]):
-        if "doc" in path.parent.name.lower() and path.parent != root:
-            continue
-        lines.extend(_read(path).splitlines())
-    cfg = root / "setup.cfg"
-    if cfg.is_file():
-        parser = configparser.ConfigParser()
+    walked = checkout.Walk(skipped=[])
+    files = list(checkout.walk(root, walked, max_depth=1, max_entries=MAX_DECLARATION_ENTRIES))
+    for rel in files:
+        folder, _, name = rel.rpartition("/")
+        if name.startswith("requirements") and name.endswith(".txt") and "doc" not in folder.lower():
+            lines.extend(_lines(root, rel))
+    if "setup.cfg" in files:
+        parser = configparser.RawConfigParser(strict=False)  # no interpolation: `%(x)s` is text, never expanded
         try:
-            parser.read_string(_read(cfg))
+            parser.read_string(_read(root, "setup.cfg"))
             lines.extend(parser.get("options", "install_requires", fallback="").splitlines())
         except configparser.Error:
             pass
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
+    if "pyproject.toml" in files:
         try:
-            data = tomllib.loads(_read(pyproject))
+            data = tomllib.loads(_read(root, "pyproject.toml"))
         except tomllib.TOMLDecodeError:
             data = {}
-        lines.extend(str(d) for d in data.get("project", {}).get("dependencies", []))
-        poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
-        lines.extend(name for name in poetry if name.lower() != "python")
+        project, tool = data.get("project"), data.get("tool")
+        dependencies = project.get("dependencies", []) if isinstance(project, dict) else []
+        poetry = tool.get("poetry", {}).get("dependencies", {}) if isinstance(tool, dict) else {}
+        lines.extend(str(d) for d in dependencies if isinstance(d, str))
+        lines.extend(name for name in (poetry if isinstance(poetry, dict) else {}) if name.lower() != "python")
     for name in ("environment.yml", "environment.yaml"):
-        if (root / name).is_file():  # conda and pip entries alike: `- name=1.2` or `- name==1.2`
-            for line in _read(root / name).splitlines():
-                match = re.match(r"^\s*-\s+([A-Za-z0-9][A-Za-z0-9._-]*)\s*(==?\s*[\w.*]+)?\s*$", line)
-                if match and match.group(1).lower() not in ("pip", "python"):
-                    spec = (match.group(2) or "").replace(" ", "")
-                    lines.append(match.group(1) + ("=" + spec if spec.startswith("=") and not spec.startswith("==") else spec))
+        if name in files:  # conda and pip entries alike: `- name=1.2` or `- name==1.2`
+            lines.extend(filter(None, map(_conda_entry, _lines(root, name))))
     out: dict[str, str] = {}
     for line in lines:
-        line = line.split("#", 1)[0].strip()
+        line = line.split("#", 1)[0].strip()[:MAX_LINE]
         if not line or line.startswith(("-", "git+", "http", ".", "/")):
             continue
         match = REQUIREMENT.match(line)
@@ -105,11 +112,25 @@ def declared(root: Path) -> dict[str, str]:
     return out
 
 
-def _read(path: Path) -> str:
+def _conda_entry(line: str) -> str | None:
+    """`- name=1.2` (conda) or `- name==1.2` (pip) as a requirement line; None for anything else."""
+    match = CONDA_ENTRY.fullmatch(line.strip()[:MAX_LINE])
+    if not match or match.group(1).lower() in ("pip", "python"):
+        return None
+    spec = (match.group(2) or "").replace(" ", "")
+    return match.group(1) + ("=" + spec if spec.startswith("=") and not spec.startswith("==") else spec)
+
+
+def _read(root: Path, rel: str) -> str:
+    """A declaration file's text: read inside the checkout only (no link out, no fifo, no device), capped."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")[:200_000]
-    except OSError:
+        return checkout.read_text(root, rel, MAX_DECLARATION_BYTES)
+    except checkout.Refused:
         return ""
+
+
+def _lines(root: Path, rel: str) -> list[str]:
+    return _read(root, rel).splitlines()
 
 
 @dataclass
@@ -138,12 +159,24 @@ class Environment:
 
 
 def uv_binary() -> str | None:
+    """uv beside this interpreter, else on the absolute entries of PATH (a relative entry may be the checkout)."""
     here = Path(sys.executable).parent / "uv"
-    return str(here) if here.is_file() else shutil.which("uv")
+    return str(here) if here.is_file() else shutil.which("uv", path=host_process.environment()["PATH"])
+
+
+# Every uv command: no configuration file of any folder or user, the runner's interpreter named, no interpreter
+# downloaded, and (through `host_process`) a scratch working folder and no capability.
+UV_ISOLATED = ("--no-config", "--python", sys.executable, "--no-python-downloads")
+
+
+def _uv(uv: str, command: list[str], folder: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    return host_process.run([uv, "pip", *command[:1], *UV_ISOLATED, *command[1:]], folder, timeout=timeout,
+                            extra={"UV_NO_CONFIG": "1", "UV_PYTHON_DOWNLOADS": "never"})
 
 
 def _runner_packages(uv: str) -> dict[str, str]:
-    done = subprocess.run([uv, "pip", "freeze", "--python", sys.executable], capture_output=True, text=True, timeout=60)
+    with host_process.scratch() as folder:
+        done = _uv(uv, ["freeze"], folder, timeout=60)
     found = {}
     for line in done.stdout.splitlines():
         if "==" in line:
@@ -153,7 +186,9 @@ def _runner_packages(uv: str) -> dict[str, str]:
 
 
 # How the sandbox names an installed package whose import failed (`fixtures.stubs._broken`).
-BROKEN = re.compile(r"\b([A-Za-z_][\w.]*) is installed for this repository, but importing it raised")
+# Over a sample's record (its text is the sample's to choose): a name is at most 200 characters, so a failed match
+# scans at most that far from each start.
+BROKEN = re.compile(r"\b([A-Za-z_][\w.]{0,200}) is installed for this repository, but importing it raised")
 
 
 def broken_imports(text: str) -> frozenset[str]:
@@ -168,7 +203,7 @@ def _distribution(module: str) -> str:
 
 
 # `from transformers import ViTFeatureExtractor` where the release installed no longer has it.
-LACKING = re.compile(r"cannot import name '(\w+)' from '([\w.]+)' \(([^)]*)\)")
+LACKING = re.compile(r"cannot import name '(\w{1,200})' from '([\w.]{1,200})' \(([^)]{0,4096})\)")
 
 
 def lacking_names(text: str, env: Environment) -> dict[str, str]:
@@ -238,10 +273,9 @@ def _compile(uv: str, requirements: list[str], constraints: list[str], scratch: 
     """Resolve with uv; (name==version, the packages that pulled it in) per line, or None when it does not resolve."""
     (scratch / "in.txt").write_text("\n".join(requirements) + "\n")
     (scratch / "constraints.txt").write_text("\n".join(constraints) + "\n")
-    done = subprocess.run(
-        [uv, "pip", "compile", str(scratch / "in.txt"), "-c", str(scratch / "constraints.txt"), "--only-binary", ":all:",
-         "--python-version", f"{sys.version_info.major}.{sys.version_info.minor}", "--annotation-style", "line",
-         "--no-header", "-q", *extra], capture_output=True, text=True, timeout=300)
+    done = _uv(uv, ["compile", str(scratch / "in.txt"), "-c", str(scratch / "constraints.txt"), "--only-binary", ":all:",
+                    "--python-version", f"{sys.version_info.major}.{sys.version_info.minor}", "--annotation-style",
+                    "line", "--no-header", "-q", *extra], scratch, timeout=300)
     if done.returncode != 0:
         return None
     out = []
@@ -314,9 +348,7 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None,
         return env
     cache.mkdir(parents=True, exist_ok=True)
     constraints = [f"{n}=={v.split('+', 1)[0]}" for n, v in sorted(runner.items()) if n != "paperproof"]
-    scratch = cache / f".resolve-{os.getpid()}"
-    scratch.mkdir(exist_ok=True)
-    try:
+    with host_process.scratch() as scratch:  # uv's working folder and its inputs: outside the checkout
         asked = json.dumps([ENV_VERSION, sys.version, sorted(want.items()), constraints, extra or []])
         memo = cache / f"resolved-{hashlib.sha256(asked.encode()).hexdigest()[:16]}.json"
         try:  # the resolution of this request before: the registry is asked once per requirement set
@@ -340,8 +372,8 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None,
         if not (target / ENVIRONMENT_MARK).is_file():
             building = cache / f".{key}-{os.getpid()}"
             shutil.rmtree(building, ignore_errors=True)
-            done = subprocess.run([uv, "pip", "install", "--target", str(building), "--no-deps", "--only-binary", ":all:",
-                                   "-q", *(extra or []), *pins], capture_output=True, text=True, timeout=600)
+            done = _uv(uv, ["install", "--target", str(building), "--no-deps", "--only-binary", ":all:", "-q",
+                            *(extra or []), *pins], scratch, timeout=600)
             if done.returncode != 0:
                 shutil.rmtree(building, ignore_errors=True)
                 env.not_installed.update({n: "its wheels did not install" for n in want if n not in env.not_installed})
@@ -354,8 +386,6 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None,
         env.path, env.installed = str(target), pins
         env.notes.extend(_extension_notes(target, pins, torch))
         return env
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _extension_notes(target: Path, pins: list[str], torch: str) -> list[str]:
