@@ -53,6 +53,27 @@ def test_declared_requirements_are_read_from_every_declaration_and_never_from_se
                                   "augly": "==1.0.0", "cleanlab": "==2.0", "aum": "==1.0.2"}
 
 
+def test_hostile_declarations_are_read_inside_the_checkout_bounded_and_never_expanded(tmp_path):
+    """A requirements file linked to a credentials file, a fifo, a 1 TiB sparse file, a `setup.cfg` whose
+    interpolation would expand to gigabytes, a `pyproject.toml` of the wrong shapes: each is refused or read as
+    text, at once, and nothing of the host comes back."""
+    outside = tmp_path / "credentials"
+    outside.write_text("aws-secret-paperproof==1.0\n")
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    (repo / "requirements.txt").symlink_to(outside)
+    (repo / "sub" / "requirements.txt").symlink_to("../../credentials")
+    os.mkfifo(repo / "requirements-dev.txt")
+    with open(repo / "requirements-big.txt", "wb") as sparse:
+        sparse.truncate(1 << 40)
+    bomb = ["[options]", "a0 = " + "x" * 64] + [f"a{i} = " + f"%(a{i - 1})s" * 8 for i in range(1, 12)]
+    (repo / "setup.cfg").write_text("\n".join([*bomb, "install_requires =", "    tqdm>=4 %(a11)s"]) + "\n")
+    (repo / "pyproject.toml").write_text('project = "not a table"\ntool = 3\n')
+    (repo / "environment.yml").write_text("dependencies:\n  - " + "a" * 100_000 + " " * 100_000 + "!\n  - scipy=1.9\n")
+    found = declared(repo)
+    assert found == {"tqdm": ">=4", "scipy": "==1.9"}
+
+
 @pytest.fixture()
 def offline_index(tmp_path, monkeypatch):
     wheels = tmp_path / "wheels"

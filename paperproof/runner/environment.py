@@ -58,11 +58,11 @@ DISTRIBUTIONS = {
     "google": "protobuf", "sentencepiece": "sentencepiece", "wandb": "wandb", "faiss": "faiss-cpu",
     "torchxrayvision": "torchxrayvision", "jsonlines": "jsonlines", "Levenshtein": "levenshtein",
 }
-# A requirement line, stripped and cut to MAX_LINE: each part is told from the next by a character the part before
+# A requirement line (stripped, at most MAX_LINE long): each part is told from the next by a character the part before
 # cannot hold, so no match backtracks; a version is version characters only (`==1.0@file:///x` keeps `==1.0`).
 REQUIREMENT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*((?:===|[<>=!~]=?)\s*[\w.*+!-]+(?:\s*,\s*(?:===|[<>=!~]=?)\s*[\w.*+!-]+)*)?")
 CONDA_ENTRY = re.compile(r"-\s+([A-Za-z0-9][A-Za-z0-9._-]*)(?:\s*(==?\s*[\w.*]+))?")
-MAX_LINE = 1024  # characters of one requirement line looked at
+MAX_LINE = 1024  # characters of a requirement line: a longer one is no requirement, and is not looked at
 MAX_DECLARATION_BYTES = 256 * 1024  # of one declaration file
 MAX_DECLARATION_ENTRIES = 20_000  # entries of the root and its folders looked at for declarations
 
@@ -103,8 +103,8 @@ def declared(root: Path) -> dict[str, str]:
             lines.extend(filter(None, map(_conda_entry, _lines(root, name))))
     out: dict[str, str] = {}
     for line in lines:
-        line = line.split("#", 1)[0].strip()[:MAX_LINE]
-        if not line or line.startswith(("-", "git+", "http", ".", "/")):
+        line = line.split("#", 1)[0].strip()
+        if not line or len(line) > MAX_LINE or line.startswith(("-", "git+", "http", ".", "/")):
             continue
         match = REQUIREMENT.match(line)
         if match:
@@ -114,7 +114,8 @@ def declared(root: Path) -> dict[str, str]:
 
 def _conda_entry(line: str) -> str | None:
     """`- name=1.2` (conda) or `- name==1.2` (pip) as a requirement line; None for anything else."""
-    match = CONDA_ENTRY.fullmatch(line.strip()[:MAX_LINE])
+    line = line.strip()
+    match = CONDA_ENTRY.fullmatch(line) if len(line) <= MAX_LINE else None
     if not match or match.group(1).lower() in ("pip", "python"):
         return None
     spec = (match.group(2) or "").replace(" ", "")
