@@ -17,18 +17,21 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# Parameters by what they hold, as research code names them.
+# Parameters by what they hold, as research code names them. A name pattern with a `\w` run opens with
+# `(?=\w*+$)`: a name of word characters only, the only text it can match, checked once. Without it a `\w*` tail
+# (`softmax\w*`) rescanned the rest of the text from every `_` before it: quadratic on a string constant of `_pred`
+# repeated and a non-word character (`_names_in` reads constants too).
 _TAKES = (
-    ("predictions", re.compile(r"^(\w*_)?(logits?|probs?|probabilit(y|ies)|preds?|predictions?|outputs?|y_preds?|"
-                               r"pred_probs|softmax\w*|scores?)$", re.I)),
-    ("labels", re.compile(r"^(y|y_\w+|\w*_?labels?|\w*_?targets?|golds?|gold_\w+|truth|ground_truth)$", re.I)),
-    ("a data loader", re.compile(r"^(\w*_)?(data_?loader|loader|dataset|dl)$", re.I)),
+    ("predictions", re.compile(r"^(?=\w*+$)(\w*_)?(logits?|probs?|probabilit(y|ies)|preds?|predictions?|outputs?|"
+                               r"y_preds?|pred_probs|softmax\w*|scores?)$", re.I)),
+    ("labels", re.compile(r"^(?=\w*+$)(y|y_\w+|\w*_?labels?|\w*_?targets?|golds?|gold_\w+|truth|ground_truth)$", re.I)),
+    ("a data loader", re.compile(r"^(?=\w*+$)(\w*_)?(data_?loader|loader|dataset|dl)$", re.I)),
     ("a model", re.compile(r"^(model|net|network|classifier|learner)$", re.I)),
-    ("training dynamics", re.compile(r"^(\w*_)?(training_dynamics|train_dyn\w*|dynamics|td)$", re.I)),
-    ("one sample's trend", re.compile(r"^(\w*_)?(trend|history)$", re.I)),
+    ("training dynamics", re.compile(r"^(?=\w*+$)(\w*_)?(training_dynamics|train_dyn\w*|dynamics|td)$", re.I)),
+    ("one sample's trend", re.compile(r"^(?=\w*+$)(\w*_)?(trend|history)$", re.I)),
 )
 _LABELISH = _TAKES[1][1]
-_PREDISH = re.compile(r"^(\w*_)?(pred\w*|argmax\w*|predicted)$", re.I)
+_PREDISH = re.compile(r"^(?=\w*+$)(\w*_)?(pred\w*|argmax\w*|predicted)$", re.I)
 _PROBISH = re.compile(r"prob|logit|softmax|output|pred|score|conf", re.I)
 _LABEL_KEYS = frozenset({"gold", "label", "labels", "target", "targets", "y"})
 
@@ -50,9 +53,9 @@ _AGGREGATE_CALLS = frozenset({"accuracy_score", "f1_score", "precision_score", "
                               "simple_accuracy", "acc_and_f1", "classification_report", "confusion_matrix",
                               "roc_curve", "precision_recall_curve", "auc", "kendalltau", "glue_compute_metrics",
                               "compute_metrics", "pearson_and_spearman"})
-_MODEL_BASES = re.compile(r"^(Module|Model|Layer|Sequential|PreTrainedModel|LightningModule|\w+For\w+|"
-                          r"\w*(Model|Net|Network))$")
-_DATASET_BASES = re.compile(r"^(Dataset|IterableDataset|DataProcessor|Sequence|\w*Dataset|\w*Processor)$")
+_MODEL_BASES = re.compile(r"^(?=\w*+$)(Module|Model|Layer|Sequential|PreTrainedModel|LightningModule|\w+For\w+|"
+                          r"\w*(Model|Net|Network))$")  # the guard of `_TAKES`: `For` repeated rescanned the rest
+_DATASET_BASES = re.compile(r"^(?=\w*+$)(Dataset|IterableDataset|DataProcessor|Sequence|\w*Dataset|\w*Processor)$")
 
 
 SPREAD, MEAN = "a spread over epochs (std)", "a mean along an axis"
