@@ -29,6 +29,7 @@ TYPE_WORDS: dict[str, frozenset[str]] = {
     "none": frozenset({"NoneType"}),
 }
 _QUALIFIED = re.compile(r"^(np|numpy|torch|pd|pandas|typing|npt|t)\.")
+MAX_SHAPE = 200  # characters between a docstring's `shape (` and its `)`: a longer parenthesis is not a shape
 _DIMS = {"n_samples": "N", "num_samples": "N", "n": "N", "n_examples": "N", "n_epochs": "E", "num_epochs": "E",
          "epochs": "E", "n_classes": "C", "num_classes": "C"}
 
@@ -85,8 +86,10 @@ def doc_types(text: str) -> frozenset[str] | None:
 
 
 def doc_shape(text: str) -> list[str] | None:
-    """A shape such as `(n_epochs, n_samples)` or `[N]` in a Returns section, as dimension names."""
-    match = re.search(r"shape\s*[\(\[]([^)\]]+)[\)\]]|[\(\[]\s*(n_\w+|num_\w+)\s*,?\s*[\)\]]", text)
+    """A shape such as `(n_epochs, n_samples)` or `[N]` in a Returns section, as dimension names. What follows
+    `shape (` is read up to `MAX_SHAPE` characters: from every `shape (` of a text that never closes one, the scan
+    to its end made the search quadratic."""
+    match = re.search(rf"shape\s*[\(\[]([^)\]]{{1,{MAX_SHAPE}}})[\)\]]|[\(\[]\s*(n_\w+|num_\w+)\s*,?\s*[\)\]]", text)
     if not match:
         return None
     names = [n.strip() for n in (match.group(1) or match.group(2)).split(",") if n.strip()]
