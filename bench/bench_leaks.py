@@ -1,8 +1,11 @@
 """What the last check before publishing costs (`build.leaks`): reading back every file a build wrote.
 
 Writes a tree shaped like the site (files of about 5 KB, 100 to a folder) with the build's own
-`write_file`, then scans it for the secrets of an environment of four secret-looking variables, and
-prints both times and their ratio, measured side by side in one run:
+`write_file`, then scans it, side by side in one run: for the secrets of an environment of four
+secret-looking variables the way the check did before it read host files (each form looked for in turn
+with `in`), then with the one-pass scan (`leaks._Scan`) for the same secrets, and for those plus the
+secrets of a typical developer's home folder (an RSA-4096 and an Ed25519 private key, `.netrc`,
+`.git-credentials`, `.pypirc`, AWS, Docker, GitHub CLI and kube credentials: about 70 values):
 
     .venv/bin/python bench/bench_leaks.py [--files 50000] [--dir /dev/shm/x]
 """
@@ -10,6 +13,10 @@ prints both times and their ratio, measured side by side in one run:
 from __future__ import annotations
 
 import argparse
+import base64
+import html
+import json
+import os
 import random
 import shutil
 import sys
@@ -19,11 +26,53 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from paperproof.build import host_secrets  # noqa: E402
 from paperproof.build.leaks import Secrets  # noqa: E402
 from paperproof.plumbing.files import write_file  # noqa: E402
 
 ENVIRON = {"GITHUB_TOKEN": "ghp_" + "a1" * 18, "HF_TOKEN": "hf_" + "b2" * 15,
            "AWS_SECRET_ACCESS_KEY": "c3" * 20, "DB_PASSWORD": "d4" * 8}
+
+
+def _home(folder: Path, rng: random.Random) -> None:
+    """A home folder with the credential files a developer's machine holds (random values, real shapes)."""
+    def b64(n: int) -> str:
+        return base64.b64encode(rng.randbytes(n)).decode()
+
+    def pem(kind: str, size: int) -> str:
+        body = b64(size)
+        return (f"-----BEGIN {kind}-----\n" + "\n".join(body[i:i + 64] for i in range(0, len(body), 64))
+                + f"\n-----END {kind}-----\n")
+
+    files = {
+        ".ssh/id_rsa": pem("RSA PRIVATE KEY", 2350), ".ssh/id_ed25519": pem("OPENSSH PRIVATE KEY", 300),
+        ".ssh/id_rsa.pub": "ssh-rsa " + b64(400) + " me@host\n",
+        ".netrc": f"machine api.example.org login me password {b64(24)}\n",
+        ".git-credentials": f"https://me:ghp_{b64(27)}@github.com\n",
+        ".pypirc": f"[pypi]\nusername = __token__\npassword = pypi-{b64(60)}\n",
+        ".aws/credentials": f"[default]\naws_access_key_id = AKIA{b64(12)}\naws_secret_access_key = {b64(30)}\n",
+        ".docker/config.json": json.dumps({"auths": {"https://index.docker.io/v1/": {"auth": b64(24)}}}),
+        ".config/gh/hosts.yml": f"github.com:\n    user: me\n    oauth_token: gho_{b64(27)}\n",
+        ".kube/config": f"users:\n- name: me\n  user:\n    token: {b64(40)}\n",
+    }
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+
+
+class _Before(Secrets):
+    """The check as it was: each form of each environment secret looked for in turn."""
+
+    def __init__(self, environ: dict[str, str]) -> None:
+        super().__init__({})
+        self.forms = [(form.encode(), name) for name, value in sorted(environ.items())
+                      for form in sorted({value, html.escape(value), json.dumps(value)[1:-1]})]
+
+    def find(self, data: bytes) -> str | None:
+        for form, name in self.forms:
+            if form in data:
+                return name
+        return None
 
 
 def main() -> None:
@@ -44,17 +93,25 @@ def main() -> None:
             write_file(folder / f"f{i % 100}.html", pages[i % len(pages)])
         written = time.perf_counter() - started
         size = sum(len(pages[i % len(pages)]) for i in range(args.files))
-        secrets = Secrets(ENVIRON)
-        started = time.perf_counter()
-        read = secrets.check_tree(work)
-        scanned = time.perf_counter() - started
+        home = Path(tempfile.mkdtemp(dir=args.dir, prefix="bench-leaks-home-"))
+        _home(home, rng)
+        host = host_secrets.host_values((os.fspath(home),))
+        shutil.rmtree(home)
+        checks = {"before: environment, `in` per form": _Before(ENVIRON), "after: environment": Secrets(ENVIRON),
+                  "after: environment and home": Secrets(ENVIRON, host)}
+        timings = {}
+        for label, secrets in checks.items():
+            started = time.perf_counter()
+            read = secrets.check_tree(work)
+            timings[label] = (time.perf_counter() - started, len(secrets.forms), read)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"files: {args.files:,}, {size / 1e6:.1f} MB, {len(secrets.forms)} secret forms looked for")
+    print(f"files: {args.files:,}, {size / 1e6:.1f} MB; {len(host)} values taken from the home folder's files")
     print(f"write with write_file: {written:.2f} s ({args.files / written:,.0f} files/s)")
-    print(f"leak check:            {scanned:.2f} s ({read / scanned:,.0f} files/s, {size / 1e6 / scanned:.0f} MB/s)")
-    print(f"check / write: {scanned / written:.2f}")
-    print(f"at 2,226,005 files: about {2_226_005 / (read / scanned):.0f} s of checking")
+    for label, (scanned, forms, read) in timings.items():
+        print(f"{label:<38} {forms:>4} forms: {scanned:.2f} s ({read / scanned:,.0f} files/s, "
+              f"{size / 1e6 / scanned:.0f} MB/s), check / write {scanned / written:.2f}, "
+              f"at 2,226,005 files about {2_226_005 / (read / scanned):.0f} s")
 
 
 if __name__ == "__main__":
