@@ -1,22 +1,81 @@
-"""The command layer: parse arguments, call one stage function, print what happened."""
+"""The command layer: parse arguments, call one stage function, print what happened.
+
+Everything it prints goes out through `_say`, the warnings and a crash's traceback too: checked first for
+the builder's secrets (`build.leaks`), then written with every control character a repository may have put
+in a name, path, message or output escaped (`plumbing.terminal`), one line of ours per line.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import textwrap
+import traceback
+import warnings
+from collections.abc import Iterable
 from pathlib import Path
+from types import TracebackType
+from typing import TextIO
 
 from paperproof import __version__
+from paperproof.plumbing.terminal import shown
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.excepthook = _crashed
+    warnings.showwarning = _warned
     args = parser().parse_args(argv)
-    if args.command == "build":
-        return _build(args)
-    if args.command == "harvest":
-        return _harvest(args)
-    return _verify(args)
+    _OUTPUT[0] = f"the output of {args.command}"
+    from paperproof.build.leaks import Leak
+
+    try:
+        if args.command == "build":
+            return _build(args)
+        if args.command == "harvest":
+            return _harvest(args)
+        return _verify(args)
+    except Leak as exc:  # what was to be printed held a secret: nothing of it was printed
+        _say(f"paperproof: {exc}", err=True, checked=False)
+        return 2
+
+
+_OUTPUT = ["the output of paperproof"]  # what a leak found in what `_say` was given is called (the command's)
+
+
+def _say(*lines: str, err: bool = False, checked: bool = True, more: Iterable[tuple[str, bool]] = ()) -> None:
+    """Print `lines` (to stderr with `err`), then each (line, to stderr) of `more`: all of them checked for the
+    builder's secrets before any is written (`leaks.Leak`, and nothing printed), each written as one line
+    with its control characters escaped (`plumbing.terminal.shown`)."""
+    out = [(line, err) for line in lines] + list(more)
+    if checked:
+        from paperproof.build.leaks import taken
+
+        taken().check_text("\n".join(line for line, _ in out), _OUTPUT[0])
+    for line, to_stderr in out:
+        stream: TextIO = sys.stderr if to_stderr else sys.stdout
+        stream.write(shown(line) + "\n")
+    sys.stdout.flush()
+
+
+def _crashed(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+    """An uncaught exception's traceback, through `_say` (its message may quote a repository)."""
+    lines = "".join(traceback.format_exception(kind, value, tb)).rstrip("\n").split("\n")
+    try:
+        _say(*lines, err=True)
+    except Exception as exc:  # noqa: BLE001 - a secret in it, or no stream left: say no more than its kind
+        (sys.__stderr__ or sys.stderr).write(f"paperproof: stopped by {kind.__name__} ({type(exc).__name__} "
+                                             "printing it)\n")
+
+
+def _warned(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+            file: TextIO | None = None, line: str | None = None) -> None:
+    """A warning, through `_say`: `ast.parse` warns about a repository's modules. Never with the source line:
+    `linecache` would read the file name (relative to the checkout) from this process's working folder."""
+    text = warnings.formatwarning(message, category, filename, lineno, line or "").rstrip("\n")
+    try:
+        _say(*text.split("\n"), err=True)
+    except Exception:  # noqa: BLE001 - a warning that would print a secret is not printed
+        pass
 
 
 BUILD_HELP = """\
@@ -196,20 +255,21 @@ def _build(args: argparse.Namespace) -> int:
     try:
         summary = build(config)
     except ArchiveDamaged as exc:
-        print(f"paperproof: {exc}", file=sys.stderr)
-        print(f"paperproof: nothing was published: {config.out} is as it was. Fetch the file again, or pass "
-              "--allow-partial to build from the rows before the damage (the site then says it is partial).",
-              file=sys.stderr)
+        _say(f"paperproof: {exc}",
+             f"paperproof: nothing was published: {config.out} is as it was. Fetch the file again, or pass "
+             "--allow-partial to build from the rows before the damage (the site then says it is partial).", err=True)
         return 3
-    except (FileNotFoundError, NotADirectoryError, Busy, ValueError, Leak) as exc:
-        print(f"paperproof: {exc}", file=sys.stderr)
+    except Leak as exc:
+        _say(f"paperproof: {exc}", err=True, checked=False)
         return 2
-    for line in summary.lines():
-        print(line)
+    except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
+        _say(f"paperproof: {exc}", err=True)
+        return 2
     if config.check:
+        _say(*summary.lines())
         return 1 if summary.pages.get("stale") else 0
-    print(f"to browse it, serve it (its links are root-relative, so opened as a file it has no styles and dead links): "
-          f"python3 -m http.server -d {config.out} 8000, then open http://localhost:8000/")
+    _say(*summary.lines(), f"to browse it, serve it (its links are root-relative, so opened as a file it has no "
+         f"styles and dead links): python3 -m http.server -d {config.out} 8000, then open http://localhost:8000/")
     return 0
 
 
@@ -232,10 +292,9 @@ def _harvest(args: argparse.Namespace) -> int:
     try:
         summary = harvest(config)
     except (FileNotFoundError, NotADirectoryError, Busy, ValueError) as exc:
-        print(f"paperproof: {exc}", file=sys.stderr)
+        _say(f"paperproof: {exc}", err=True)
         return 2
-    for line in summary.lines():
-        print(line)
+    _say(*summary.lines())
     if summary.complete:
         return 0
     return 2 if summary.resume_after is None else 75
@@ -248,11 +307,11 @@ def _results(args: argparse.Namespace) -> int:
     from paperproof.verify.stage import RunSettings
 
     if args.from_checkouts is None or not args.results_only:
-        print("paperproof: --from-checkouts DIR and --results-only go together: records are made from checkouts, "
-              "and their source is never stored", file=sys.stderr)
+        _say("paperproof: --from-checkouts DIR and --results-only go together: records are made from checkouts, "
+             "and their source is never stored", err=True)
         return 2
     if not args.from_checkouts.is_dir():
-        print(f"paperproof: --from-checkouts {args.from_checkouts}: not a directory", file=sys.stderr)
+        _say(f"paperproof: --from-checkouts {args.from_checkouts}: not a directory", err=True)
         return 2
     # absolute: the sandbox's processes do not run in this folder
     settings = RunSettings(workers=args.workers, cache=args.cache.resolve(), environments=args.environments.resolve())
@@ -260,51 +319,43 @@ def _results(args: argparse.Namespace) -> int:
         summary = regenerate(args.from_checkouts, args.into or bundled_results(), archive=args.archive,
                              settings=settings)
     except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
-        print(f"paperproof: {exc}", file=sys.stderr)
+        _say(f"paperproof: {exc}", err=True)
         return 2
-    for line in summary.lines():
-        print(line)
+    _say(*summary.lines())
     return 2 if summary.refused else 0
 
 
 def _verify(args: argparse.Namespace) -> int:
     """Exit 0 when nothing was found, 1 for a violation, a departure or a blocked attempt, 2 for bad usage
-    (or for output that would carry a secret of the environment)."""
+    (or for output that would carry a secret of the environment or of a host file)."""
     from collections import Counter
 
     from paperproof.build import leaks
     from paperproof.verify.checkout import NoSuchEntry, failures, verify_path
 
-    secrets = leaks.take()
+    leaks.take()
     if not args.path.is_dir():
-        print(f"paperproof: {args.path} is not a directory; give the path of a checkout", file=sys.stderr)
+        _say(f"paperproof: {args.path} is not a directory; give the path of a checkout", err=True)
         return 2
     try:
         samples = verify_path(args.path, entries=args.entry, everything=args.all, workers=args.workers,
                               limits=dict(args.limit) or None,
                               environments=None if args.no_install else args.environments)
     except NoSuchEntry as exc:
-        print(f"paperproof: {exc}", file=sys.stderr)
+        _say(f"paperproof: {exc}", err=True)
         return 2
     if args.json:
         import json
 
-        text = json.dumps([s.model_dump(mode="json") for s in samples], indent=2, ensure_ascii=False)
+        # structural newlines only: JSON writes a string's own as `\n`
+        lines = json.dumps([s.model_dump(mode="json") for s in samples], indent=2, ensure_ascii=False).split("\n")
     else:
-        text = "\n".join(f"{s.status:<16} {s.path}::{s.entry}\n{'':<16} {s.reason}" for s in samples)
+        lines = [line for s in samples for line in (f"{s.status:<16} {s.path}::{s.entry}", f"{'':<16} {s.reason}")]
     found = failures(samples)
     counts = Counter(s.status for s in samples)
-    summary = [f"verified {len(samples)} sample(s) of {args.path}: "
+    closing = [f"verified {len(samples)} sample(s) of {args.path}: "
                + (", ".join(f"{status} {n}" for status, n in sorted(counts.items())) or "no entry to verify")]
     for kind, names in found.items():
-        summary.append(f"{kind}: {len(names)}" + "".join(f"\n  {name}" for name in names))
-    closing = "\n".join(summary)
-    try:
-        secrets.check_text(text + "\n" + closing, "the output of verify")
-    except leaks.Leak as exc:
-        print(f"paperproof: {exc}", file=sys.stderr)
-        return 2
-    if text:
-        print(text)
-    print(closing, file=sys.stderr if args.json else sys.stdout)
+        closing += [f"{kind}: {len(names)}", *(f"  {name}" for name in names)]
+    _say(*lines, more=[(line, args.json) for line in closing])  # a secret in any of it: nothing printed, exit 2
     return 1 if any(found.values()) else 0
