@@ -8,6 +8,7 @@ in a name, path, message or output escaped (`plumbing.terminal`), one line of ou
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 import traceback
@@ -22,6 +23,9 @@ from paperproof.plumbing.terminal import shown
 
 
 def main(argv: list[str] | None = None) -> int:
+    from paperproof.plumbing import host_process
+
+    host_process.shield()  # nothing this command starts may read its environment or memory
     sys.excepthook = _crashed
     warnings.showwarning = _warned
     args = parser().parse_args(argv)
@@ -144,7 +148,9 @@ class _Help(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
-DEFAULT_ENVIRONMENTS = Path(".paperproof-cache/envs")
+# The user's cache, never the working folder: `verify .` runs in the checkout, which would then choose what is
+# read back as an environment it installed.
+DEFAULT_ENVIRONMENTS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "paperproof" / "envs"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -336,6 +342,10 @@ def _verify(args: argparse.Namespace) -> int:
     leaks.take()
     if not args.path.is_dir():
         _say(f"paperproof: {args.path} is not a directory; give the path of a checkout", err=True)
+        return 2
+    if not args.no_install and args.environments.resolve().is_relative_to(args.path.resolve()):
+        _say(f"paperproof: --environments {args.environments} lies inside the checkout {args.path}, which would "
+             "choose what is read back as installed; give a folder outside it", err=True)
         return 2
     try:
         samples = verify_path(args.path, entries=args.entry, everything=args.all, workers=args.workers,
