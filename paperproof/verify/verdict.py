@@ -44,13 +44,15 @@ INPUT_BOUNDARY = frozenset({
 })
 DECLARED = frozenset({"annotation", "metric"})
 # Errors torch and numpy raise when an input's dtype or shape is not what a layer or an operation
-# takes: the fault of our fixture's layout or dtype, whatever the exception's type.
+# takes: the fault of our fixture's layout or dtype, whatever the exception's type. "expected … Float" and "shape …
+# mismatch" are read once a line, from the line's first "expected " (or "shape ") on: what follows any later one
+# follows the first, and from every occurrence a `.*` scanned to the line's end, quadratic on "expected " repeated.
 FIXTURE_FAULT = re.compile(
-    r"dtype|scalar type|expected .*(Float|Double|Half|Long)|(Float|Double|Long) but found|mat1 and mat2"
-    r"|shapes? .*(cannot be|not aligned|mismatch)|size mismatch|must match the size|expected .*dim"
+    r"dtype|scalar type|^(?>.*?expected ).*?(Float|Double|Half|Long|dim)|(Float|Double|Long) but found|mat1 and mat2"
+    r"|^(?>.*?shapes? ).*?(cannot be|not aligned|mismatch)|size mismatch|must match the size"
     r"|too many indices|operands could not be broadcast|cannot reshape|invalid for input of size"
     r"|expected \dD \(unbatched\)|input to conv\dd|number of sizes provided|dimensions of the array must be"
-    r"|must be square", re.IGNORECASE)
+    r"|must be square", re.IGNORECASE | re.MULTILINE)
 # What code that reaches for the network raises where the sandbox gives none (no name resolution, no route):
 # the sandbox's refusal, not a fault of the code or of our fixture.
 NO_NETWORK = re.compile(r"name resolution|Name or service not known|nodename nor servname|getaddrinfo failed"
