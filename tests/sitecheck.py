@@ -1,12 +1,15 @@
 """Checks of a built site that need no browser: every page parses and is accessible, every internal
-link resolves, every twin validates against its schema, and every JSON file is valid JSON.
+link resolves, every twin validates against its schema, every JSON file is valid JSON, and no page, style
+sheet or SVG loads anything from a host other than the site's own.
 
-Shared by tests/test_site.py (bundled site) and tests/test_browser.py (the XSS corpus).
+Shared by tests/test_site.py (bundled site), tests/test_browser.py (the XSS corpus) and
+tests/test_remote_resources.py (hostile READMEs).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,6 +18,39 @@ from urllib.parse import unquote, urlsplit
 from jsonschema import Draft202012Validator
 
 EXTERNAL_SCHEMES = ("http:", "https:", "mailto:")
+
+# What a browser loads by itself, without a click: (tag or "*", attribute). A `<link>` loads unless every one
+# of its rel tokens only names another document (`_NAMING_RELS`); `style` attributes, `<style>` elements, style
+# sheets and SVG files are read for `url(...)` and `@import`.
+LOADED = {("img", "src"), ("img", "srcset"), ("script", "src"), ("iframe", "src"), ("frame", "src"),
+          ("embed", "src"), ("object", "data"), ("source", "src"), ("source", "srcset"), ("video", "src"),
+          ("video", "poster"), ("audio", "src"), ("track", "src"), ("input", "src"), ("image", "href"),
+          ("image", "xlink:href"), ("use", "href"), ("use", "xlink:href"), ("feimage", "href"),
+          ("feimage", "xlink:href"), ("*", "background"), ("base", "href")}
+_NAMING_RELS = {"alternate", "canonical", "describedby", "author", "license", "help", "next", "prev", "search",
+                "bookmark", "external", "nofollow", "noopener", "noreferrer", "me", "tag"}
+_CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))\s*\)|@import\s+(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+_SVG_HREF = re.compile(r"""(?:xlink:)?href\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+
+
+def css_urls(text: str) -> list[str]:
+    """The addresses a piece of CSS loads (`url(...)`, `@import "..."`)."""
+    return [next(g for g in match.groups() if g is not None) for match in _CSS_URL.finditer(text)]
+
+
+def srcset_urls(value: str) -> list[str]:
+    return [candidate.split()[0] for candidate in value.split(",") if candidate.split()]
+
+
+def foreign(url: str, hosts: set[str]) -> bool:
+    """Whether loading `url` reaches a host other than `hosts` (relative and `data:` addresses reach none)."""
+    url = url.strip()
+    if not url or url.startswith("#") or url.lower().startswith("data:"):
+        return False
+    parts = urlsplit(url)
+    if url.startswith("//") or parts.scheme:
+        return parts.scheme not in ("", "http", "https") or parts.netloc.lower() not in hosts
+    return False
 
 
 @dataclass
@@ -31,16 +67,37 @@ class Page:
     describedby: list[str] = field(default_factory=list)
     scripts: list[dict[str, str | None]] = field(default_factory=list)
     handlers: list[str] = field(default_factory=list)  # on* attributes anywhere
+    loaded: list[tuple[str, str, str]] = field(default_factory=list)  # (tag, attribute, URL) a browser loads
 
 
 class PageParser(HTMLParser):
     def __init__(self, page: Page) -> None:
         super().__init__(convert_charrefs=True)
         self.page = page
+        self.in_style = False
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "style":
+            self.in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self.in_style:
+            self.page.loaded.extend(("style", "url()", url) for url in css_urls(data))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         page = self.page
+        self.in_style = self.in_style or tag == "style"
+        for name, value in attrs:
+            if value is None:
+                continue
+            if (tag, name) in LOADED or ("*", name) in LOADED:
+                urls = srcset_urls(value) if name == "srcset" else [value]
+                page.loaded.extend((tag, name, url) for url in urls)
+            elif name == "style":
+                page.loaded.extend((tag, "style url()", url) for url in css_urls(value))
+        if tag == "link" and a.get("href") and set((a.get("rel") or "").lower().split()) - _NAMING_RELS:
+            page.loaded.append((tag, f"href (rel={a.get('rel')})", a["href"] or ""))
         for name, _ in attrs:
             if name.startswith("on"):
                 page.handlers.append(f"<{tag} {name}>")
@@ -84,6 +141,8 @@ def resolve(site: Path, page_path: Path, url: str) -> Path | None:
     if url.startswith(EXTERNAL_SCHEMES) or url.startswith("#"):
         return None
     parts = urlsplit(url)
+    if url.startswith("//"):
+        return None  # another host's: `foreign` judges what loads it
     assert not parts.scheme and not parts.netloc, f"unexpected URL {url!r} in {page_path}"
     path = unquote(parts.path)
     base = site if path.startswith("/") else page_path.parent
@@ -91,6 +150,20 @@ def resolve(site: Path, page_path: Path, url: str) -> Path | None:
     if path.endswith("/"):
         target = target / "index.html"
     return target
+
+
+def foreign_resources(site: Path, hosts: set[str]) -> list[str]:
+    """What the style sheets and SVG files of the site (Pagefind's included) load from another host."""
+    problems = []
+    for path in sorted(site.rglob("*")):
+        if path.suffix not in (".css", ".svg") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        urls = css_urls(text)
+        if path.suffix == ".svg":
+            urls += [next(g for g in m.groups() if g is not None) for m in _SVG_HREF.finditer(text)]
+        problems.extend(f"{path.relative_to(site)}: loads {url!r} from another host" for url in urls if foreign(url, hosts))
+    return problems
 
 
 def no_constants(value: str) -> None:
@@ -101,9 +174,10 @@ def load_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constants)
 
 
-def check_site(site: Path) -> tuple[list[str], int]:
-    """Every problem found, and how many HTML pages were checked."""
-    problems: list[str] = []
+def check_site(site: Path, hosts: set[str] | None = None) -> tuple[list[str], int]:
+    """Every problem found, and how many HTML pages were checked. `hosts`: the site's own (the host of its
+    `--base-url`); a page, style sheet or SVG file that loads anything from another is a problem."""
+    problems = foreign_resources(site, hosts or set())
     validators: dict[Path, Draft202012Validator] = {}
     twins: set[Path] = set()
     pages = sorted(site.rglob("*.html"))
@@ -130,6 +204,9 @@ def check_site(site: Path) -> tuple[list[str], int]:
             problems.append(f"{rel}: a nav without aria-label ({page.navs})")
         if page.handlers:
             problems.append(f"{rel}: event handler attributes {page.handlers}")
+        for tag, attribute, url in page.loaded:
+            if foreign(url, hosts or set()):
+                problems.append(f"{rel}: loads <{tag} {attribute}={url!r}> from another host")
         for script in page.scripts:
             if script.get("type") != "application/ld+json" and not script.get("src"):
                 problems.append(f"{rel}: an inline script")
@@ -138,6 +215,11 @@ def check_site(site: Path) -> tuple[list[str], int]:
                 problems.append(f"{rel}: <{tag} {attribute}={url!r}>")
                 continue
             if tag == "link" and "schema.org" in url:
+                continue
+            scheme = urlsplit(url.strip()).scheme.lower()
+            if scheme == "data" or (scheme and f"{scheme}:" not in EXTERNAL_SCHEMES):
+                if scheme != "data":
+                    problems.append(f"{rel}: a URL of another scheme <{tag} {attribute}={url!r}>")
                 continue
             target = resolve(site, path, url)
             if target is not None and not target.is_file():

@@ -6,7 +6,8 @@ on `/status/`; finds every sample table within the page at 1280 and at 390 px wi
 reads fixtures described by shape and seed; sees a partial `ran` that is not green; and, opened as a
 file, sees the page say how to serve it. On a corpus with XSS payloads planted in archive fields (title,
 authors, abstract, tasks, proceeding, URLs), a README, a docstring and a file path, it opens every
-page and finds that no payload ran, the escaped ones show as text, and search results stay inert.
+page and finds that no payload ran, the escaped ones show as text, nothing was loaded from another host (a
+README's images by URL among them), and search results stay inert.
 
 Needs Debian's `chromium` and `chromium-driver` (installed by .ci/run); skipped where they are absent,
 except under `PAPERPROOF_REQUIRE_BROWSER=1` (set by .ci/run), where their absence fails the module.
@@ -52,7 +53,8 @@ TASK = f"{SCRIPT} Task"
 ABSTRACT = (f"Payload abstract {SCRIPT} {IMG} [click](javascript:{MARK}) <a href=\"javascript:{MARK}\">x</a> "
             f"<iframe src=\"javascript:{MARK}\"></iframe> **bold** {SVG}")
 README = (f"# Evil\n\n{SCRIPT}\n\n{IMG}\n\n[link](javascript:{MARK})\n\n<svg onload=\"{MARK}\"></svg>\n\n"
-          f"<a href=\"#\" onclick=\"{MARK}\">click</a>\n\n<style>body{{display:none}}</style>\n")
+          f"<a href=\"#\" onclick=\"{MARK}\">click</a>\n\n<style>body{{display:none}}</style>\n\n"
+          "![tracker](https://tracker.invalid/pixel.gif) ![pixel](//tracker.invalid/p.gif)\n")
 DOCSTRING = f"Score samples. {SCRIPT} {IMG} {SVG}"
 PAYLOAD_DIR = 'pkg"><svg onload=window.__xss=1>'
 
@@ -62,7 +64,11 @@ const handlers = Array.from(document.querySelectorAll('*')).filter(
 const inline = Array.from(document.scripts).filter(s => !s.src && s.type !== 'application/ld+json').length;
 const jsLinks = Array.from(document.querySelectorAll('[href],[src]')).filter(
   e => /^\\s*javascript:/i.test(e.getAttribute('href') || e.getAttribute('src') || '')).length;
-return {xss: typeof window.__xss, handlers: handlers, inline: inline, jsLinks: jsLinks,
+const foreign = performance.getEntriesByType('resource').map(e => e.name).filter(
+  n => !n.startsWith(location.origin + '/'));
+const remote = Array.from(document.querySelectorAll('img, [srcset], video, audio, iframe, object, embed')).filter(
+  e => /^\\s*(https?:)?\\/\\//i.test(e.getAttribute('src') || e.getAttribute('srcset') || e.getAttribute('data') || '')).length;
+return {xss: typeof window.__xss, handlers: handlers, inline: inline, jsLinks: jsLinks, foreign: foreign, remote: remote,
         svg: Array.from(document.querySelectorAll('main svg, main iframe, main style')).filter(
           e => !e.closest('#search')).length,
         text: document.body.innerText};
@@ -458,6 +464,7 @@ def test_planted_payloads_never_run_and_show_as_text(xss_site, serve, driver):
         state = driver.execute_script(CHECK_PAGE)
         assert state["xss"] == "undefined", path
         assert (state["handlers"], state["inline"], state["jsLinks"], state["svg"]) == ([], 0, 0, 0), path
+        assert (state["foreign"], state["remote"]) == ([], 0), path  # nothing loaded from another host
         texts[path] = state["text"]
     paper = texts["/paper/payload-paper/"]
     for shown in (TITLE, AUTHOR, TASK, SVG):  # escaped fields: the payload is on the page as text
@@ -470,7 +477,8 @@ def test_planted_payloads_never_run_and_show_as_text(xss_site, serve, driver):
     driver.get(base + "/repo/evil+payload-repo/")
     readme = driver.find_element(By.CSS_SELECTOR, ".readme")
     assert "Evil" in readme.text and MARK not in readme.text  # sanitised README: payloads removed, not run
-    assert readme.get_attribute("innerHTML").count("<img") == 1 and "onerror" not in readme.get_attribute("innerHTML")
+    inner = readme.get_attribute("innerHTML")
+    assert "<img" not in inner and "onerror" not in inner  # `x` is no image of the checkout: a link to it
     # The JSON-LD survived the `</script>` in the title and still says the title.
     driver.get(base + "/paper/payload-paper/")
     ld = driver.execute_script("return document.querySelector('script[type=\"application/ld+json\"]').textContent")

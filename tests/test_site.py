@@ -252,10 +252,12 @@ def test_markdown_is_sanitised_and_relative_urls_rebased():
 
     text = ("# Title\n\n<script>window.x=1</script>\n\n[a](javascript:alert(1)) [b](docs/b.md) [c](#c) "
             "<img src=x onerror=\"alert(1)\"> ![i](img/i.png) [d](https://example.org/d)\n\n#### Deep")
-    html = str(markdown_html(text, link_base=lambda p: f"https://h/blob/c/{p}", image_base=lambda p: f"https://r/{p}"))
+    html = str(markdown_html(text, link_base=lambda p: f"https://h/blob/c/{p}",
+                             image_url=lambda p: f"/copies/{p}" if p == "img/i.png" else None))
     assert "script" not in html and "onerror" not in html and "javascript" not in html
-    assert 'href="https://h/blob/c/docs/b.md"' in html and 'src="https://r/img/i.png"' in html
-    assert 'src="https://r/x"' in html and 'href="https://example.org/d"' in html
+    assert 'href="https://h/blob/c/docs/b.md"' in html and 'src="/copies/img/i.png"' in html
+    assert 'href="https://h/blob/c/x"' in html and 'href="https://example.org/d"' in html  # no copy: a link
+    assert html.count("<img") == 1
     assert re.findall(r"<h(\d)>", html) == ["3", "4"]  # h1 -> h3, h4 -> h4: nested under the page, no skip
     bare = str(markdown_html("[b](docs/b.md) ![i](i.png)"))
     assert "href" not in bare and "src" not in bare

@@ -34,41 +34,79 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "t
 
 
 def markdown_html(text: str | None, heading_offset: int = 2, link_base: Callable[[str], str] | None = None,
-                  image_base: Callable[[str], str] | None = None) -> Markup:
+                  image_url: Callable[[str], str | None] | None = None) -> Markup:
     """Untrusted Markdown to safe HTML: render, then keep only an allowlist of tags and attributes.
 
     Headings are re-levelled to nest under the page's own: the first becomes `h{heading_offset + 1}`
-    and none skips a level, so a README's `#` never competes with the page's `h1`. Relative links and
-    images (a README's `docs/x.md`) are resolved with `link_base`/`image_base` (to the file at the
-    pinned commit); without them they are dropped, as is every scheme but http(s) and mailto.
+    and none skips a level, so a README's `#` never competes with the page's `h1`. Relative links (a
+    README's `docs/x.md`) are resolved with `link_base` (to the file at the pinned commit); without it they
+    are dropped, as is every scheme but http(s) and mailto. An image is shown only when `image_url` gives the
+    address of its copy on this site (`readme_images`); any other is a plain link (`sanitise`).
     """
     if not text:
         return Markup("")
     prose = prose_html(text)
     if prose is not None:  # paragraphs and escaped text, which the sanitiser gives back as they are
         return Markup(prose.replace("\xa0", "&nbsp;"))
-    return sanitise(_markdown(text, "page"), heading_offset, link_base, image_base)
+    return sanitise(_markdown(text, "page"), heading_offset, link_base, image_url)
 
 
 def sanitise(html: str, heading_offset: int = 2, link_base: Callable[[str], str] | None = None,
-             image_base: Callable[[str], str] | None = None) -> Markup:
-    """HTML from Markdown made safe (see `markdown_html`)."""
+             image_url: Callable[[str], str | None] | None = None) -> Markup:
+    """HTML from Markdown made safe (see `markdown_html`), loading nothing from another host: an image whose
+    source is not a copy on this site becomes a link to where it is (its alt text, or the address, as the
+    link's text), or only its alt text inside a link, or where it has no address we link to (`data:`)."""
+    kept: set[str] = set()  # the sources of the images shown: copies on this site
+
     def attribute(tag: str, attr: str, value: str) -> str | None:
         if (tag, attr) not in (("a", "href"), ("img", "src")):
             return value
         stripped = value.strip()
         if _SCHEME.match(stripped) or stripped.startswith("//"):
-            return stripped  # the scheme allowlist (url_schemes) judges it
+            return stripped  # the scheme allowlist (url_schemes) judges it; an image of it becomes a link
         if tag == "a" and stripped.startswith("#"):
             return None  # in-document anchors: sanitised headings carry no ids to land on
-        rebase = link_base if tag == "a" else image_base
-        if rebase is None or not stripped:
+        path = stripped.lstrip("/").split("#", 1)[0].split("?", 1)[0]
+        if tag == "img" and image_url is not None and (copy := image_url(path)):
+            kept.add(copy)
+            return copy
+        if link_base is None or not stripped:
             return None
-        return rebase(stripped.lstrip("/").split("#", 1)[0].split("?", 1)[0]) or None
+        return link_base(path) or None
 
     clean = nh3.clean(html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, attribute_filter=attribute,
-                      url_schemes={"http", "https", "mailto"}, link_rel="nofollow noopener noreferrer")
-    return Markup(relevel_headings(clean, heading_offset + 1))
+                      url_schemes={"http", "https", "mailto"}, link_rel=LINK_REL)
+    return Markup(relevel_headings(_unloaded(clean, kept), heading_offset + 1))
+
+
+LINK_REL = "nofollow noopener noreferrer"
+# A tag of the sanitiser's output, which quotes every attribute value with `"` and escapes `"` and `>` in it.
+_A_OR_IMG = re.compile(r'<(/?)(a|img)((?:\s+[^\s"=>/]+(?:="[^"]*")?)*)\s*/?>')
+_ATTRIBUTE = re.compile(r'([^\s"=>/]+)(?:="([^"]*)")?')
+
+
+def _unloaded(html: str, kept: set[str]) -> str:
+    """`html` with every `<img>` whose source is not in `kept` replaced: outside a link, by a link to its source
+    (a protocol-relative one made https) with its alt text or the source as text; else by its alt text."""
+    depth = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal depth
+        closing, tag, attributes = match.groups()
+        if tag == "a":
+            depth = max(depth + (-1 if closing else 1), 0)
+            return match.group()
+        values = {name: html_unescape(value or "") for name, value in _ATTRIBUTE.findall(attributes)}
+        source = values.get("src", "").strip()
+        if source in kept:
+            return match.group()
+        text = values.get("alt", "").strip()
+        target = "https:" + source if source.startswith("//") else source
+        if depth or not http_url(target):
+            return html_escape(text, quote=False)
+        return f'<a href="{html_escape(target)}" rel="{LINK_REL}">{html_escape(text or target, quote=False)}</a>'
+
+    return _A_OR_IMG.sub(replace, html)
 
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")

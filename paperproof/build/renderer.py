@@ -31,6 +31,8 @@ from pydantic import BaseModel, ValidationError
 from paperproof.build import datamap, planted_map, records, render, search, seo
 from paperproof.build.links import Link
 from paperproof.build.pages import Paging, PaperListing, RepoListing, RepoTwin
+from paperproof.build.readme_images import FOLDER as IMAGES_FOLDER
+from paperproof.build.readme_images import ReadmeImage, read_image, readme_path
 from paperproof.build.records import TwinContext, about
 from paperproof.build.urls import SiteUrls, file_for, repo_slug
 from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, Source
@@ -74,7 +76,7 @@ class PaperRejected(NamedTuple):
 
 class RepoJob(NamedTuple):
     """A repository's page and twin and its samples' pages: its record, samples, papers [(slug, title,
-    kind)], the titles of the samples' papers, and its README's text."""
+    kind)], the titles of the samples' papers, its README's text, and the checkout's images it may show."""
 
     record: RepoRecord
     samples: tuple[Sample, ...]
@@ -82,6 +84,7 @@ class RepoJob(NamedTuple):
     titles: dict[str, str]
     readme: str | None
     maps: dict[tuple[int, int], planted_map.Points]  # the planted runs' data maps the samples draw on
+    images: tuple[ReadmeImage, ...] = ()
 
 
 class ListJob(NamedTuple):
@@ -113,7 +116,7 @@ class Renderer:
     def path(self, url: str) -> str:
         return file_for(url, self.urls.base)
 
-    def write(self, url: str, content: str) -> str:
+    def write(self, url: str, content: str | bytes) -> str:
         name = self.path(url)
         (write_new if self.fresh else write_file)(f"{self.root}/{name}", content)
         return name
@@ -176,11 +179,14 @@ class Renderer:
         record, samples = job.record, job.samples
         urls = self.urls
         twin = records.repo_twin(record, samples, job.papers, urls)
-        readme_html = None
+        readme_html, copies = None, []
         if job.readme is not None:
-            readme_html = render.markdown_html(job.readme, link_base=record.file_url, image_base=raw_url(record))
+            shown: dict[str, ReadmeImage] = {}
+            readme_html = render.markdown_html(job.readme, link_base=record.file_url,
+                                               image_url=self._image_url(twin.page_url, job.images, shown))
+            copies = self._copy_images(record, twin.page_url, shown)
         description = f"{record.repo}: licence {record.licence or 'not known'}, {len(samples)} samples."
-        files = [self.page("repo.html", twin.page_url, twin.json_url, "repo",
+        files = [*copies, self.page("repo.html", twin.page_url, twin.json_url, "repo",
                            seo.page_meta(twin.page_url, description, urls), record=twin,
                            readme_html=readme_html, vocabulary=STATUS_VOCABULARY,
                            purpose=record.purpose, topic=record.topic),
@@ -188,6 +194,30 @@ class Renderer:
         for sample in samples:
             files.extend(self.sample(sample, twin, job.titles, job.maps))
         return files
+
+    @staticmethod
+    def _image_url(page_url: str, images: tuple[ReadmeImage, ...],
+                   shown: dict[str, ReadmeImage]) -> Callable[[str], str | None]:
+        """Where the copy of the README image a source names is on this site (noted in `shown`), or None."""
+        by_path = {image.path: image for image in images}
+
+        def url(src: str) -> str | None:
+            path = readme_path(src)
+            image = by_path.get(path) if path is not None else None
+            if image is None:
+                return None
+            shown[image.name] = image
+            return page_url + IMAGES_FOLDER + image.name
+        return url
+
+    def _copy_images(self, record: RepoRecord, page_url: str, shown: dict[str, ReadmeImage]) -> list[str]:
+        """Copy the README images the page shows into the site, each read again through the checkout's guard."""
+        written = []
+        for name, image in sorted(shown.items()):
+            data = read_image(Path(record.snapshot), image) if record.snapshot else None
+            if data is not None:
+                written.append(self.write(page_url + IMAGES_FOLDER + name, data))
+        return written
 
     def sample(self, sample: Sample, repo: RepoTwin, titles: dict[str, str],
                maps: dict[tuple[int, int], planted_map.Points]) -> list[str]:
@@ -226,15 +256,6 @@ class Renderer:
         listings = [PaperListing.model_construct(**json.loads(r)) for r in job.rows]
         task = records.task_page(self.about, self.urls, paging, listings, task_slug, name, other_names)
         return self.record("task.html", task, paging.page_url, paging.json_url, "task", f"Papers with the task {name}.")
-
-
-def raw_url(record: Any) -> Callable[[str], str]:
-    """Images of a README at the pinned commit (GitHub serves raw files from its own host)."""
-    def rebase(path: str) -> str:
-        if record.host == "github.com":
-            return f"https://raw.githubusercontent.com/{record.repo}/{record.commit or 'HEAD'}/{path}"
-        return record.file_url(path)
-    return rebase
 
 
 # --- the pool ---

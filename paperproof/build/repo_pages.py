@@ -7,10 +7,13 @@ filled (`PapersWritten`); it returns what the indexes need of the repositories (
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paperproof.build import planted_map
 from paperproof.build.manifest import Digest
+from paperproof.build.readme_images import FOLDER as IMAGES_FOLDER
+from paperproof.build.readme_images import readme_images
 from paperproof.build.records import repo_listing
 from paperproof.build.renderer import RepoJob
 from paperproof.build.site import SiteWriter, dump_json
@@ -61,20 +64,23 @@ def write_repositories(site: SiteWriter, repos: dict[str, RepoWork], papers: Pap
         listing = repo_listing(record, len(shown), len(work.samples), urls)
         site.db.execute("INSERT OR REPLACE INTO repos VALUES (?, ?)", (slug, listing.model_dump_json()))
         readme = readme_text(record) or None
+        # the checkout's images the README may show: their hashes are part of the page (`readme_images`)
+        images = readme_images(Path(record.snapshot), readme) if readme and record.snapshot else ()
         unit = site.path(urls.repo(slug))
         value = Digest(site.version, site.repo_digest(key, work), dump_json(shown), dump_json(sorted(titles.items())),
-                       readme).digest()
+                       readme, dump_json(images)).digest()
         if site.unchanged(unit, value):
             continue
         if site.check:
             site.mark_stale(f"repository {record.repo}" + (" (new)" if unit not in site.previous([unit]) else ""))
             continue
-        files = [site.path(urls.repo(slug)), site.path(urls.repo_json(slug))]
+        files = [site.path(urls.repo(slug)), site.path(urls.repo_json(slug)),
+                 *(site.path(urls.repo(slug) + IMAGES_FOLDER + image.name) for image in images)]
         for sample in work.samples:
             files += [site.path(urls.sample(sample.sample_id)), site.path(urls.sample_json(sample.sample_id))]
         runs = {run for sample in work.samples if sample.planted and (run := planted_map.run_of(sample.planted))}
         maps = {run: planted_map.points(*run) for run in sorted(runs)}  # trained here: render processes never train
-        chunk.append((unit, value, files, RepoJob(record, work.samples, shown, titles, readme, maps)))
+        chunk.append((unit, value, files, RepoJob(record, work.samples, shown, titles, readme, maps, images)))
         if len(chunk) >= REPO_CHUNK:
             site.send_units("repositories", chunk)
             chunk = []
