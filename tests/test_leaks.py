@@ -141,8 +141,10 @@ def test_the_values_of_the_host_credential_files_are_taken_and_nothing_else(tmp_
 
 def test_shadow_and_pgpass_records_give_their_secret_field() -> None:
     shadow = "root:$y$j9T$salt$HashOfRoot:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\nbob:!$6$s$Locked:1:0::::\n"
-    assert host_secrets.values_of(shadow) == ["$y$j9T$salt$HashOfRoot", "$6$s$Locked"]
-    assert host_secrets.values_of("db.example.org:5432:*:alice:PgPassword1\n") == ["PgPassword1"]
+    assert host_secrets.values_of(shadow, "records") == ["$y$j9T$salt$HashOfRoot", "$6$s$Locked"]
+    assert host_secrets.values_of("db.example.org:5432:*:alice:PgPassword1\n", "records") == ["PgPassword1"]
+    assert host_secrets.values_of("description: set the password here to change_me_please\n") == []
+    assert host_secrets.values_of("machine h\n  login u\n  password NetrcOnItsLine\n", "netrc") == ["NetrcOnItsLine"]
 
 
 def test_host_files_are_read_bounded(tmp_path: Path) -> None:

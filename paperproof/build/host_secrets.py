@@ -33,14 +33,17 @@ MAX_SSH_FILES = 64  # entries of ~/.ssh looked at
 MAX_VALUES = 10_000
 MIN_LENGTH = 8
 
-# What a file holds: "config" (values of secret-looking keys, passwords of URLs and `.netrc` machines, PEM
-# blocks), "token" (each line is a secret), "key" (only the body lines of private-key PEM blocks).
-Kind = Literal["config", "token", "key"]
+# What a file holds, besides the passwords of URLs (`https://user:secret@host`) and private-key PEM blocks:
+# "config" (values of secret-looking keys: INI, YAML, TOML, JSON, .npmrc), "netrc" (the word after `password`
+# or `account`), "records" (colon-separated: a shadow hash, else a .pgpass line's last field), "token" (each
+# line is a secret), "key" (nothing else).
+Kind = Literal["config", "netrc", "records", "token", "key"]
 HOME_FILES: dict[str, Kind] = {
-    **dict.fromkeys((".netrc", "_netrc", ".git-credentials", ".config/git/credentials", ".pypirc", ".aws/credentials",
+    ".netrc": "netrc", "_netrc": "netrc", ".pgpass": "records",
+    **dict.fromkeys((".git-credentials", ".config/git/credentials", ".pypirc", ".aws/credentials",
                      ".aws/config", ".docker/config.json", ".config/gh/hosts.yml", ".config/hub", ".kube/config",
                      ".npmrc", ".yarnrc.yml", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
-                     ".pgpass", ".my.cnf", ".s3cfg", ".boto", ".config/rclone/rclone.conf", ".kaggle/kaggle.json",
+                     ".my.cnf", ".s3cfg", ".boto", ".config/rclone/rclone.conf", ".kaggle/kaggle.json",
                      ".terraform.d/credentials.tfrc.json", ".config/gcloud/application_default_credentials.json",
                      ".azure/accessTokens.json"), "config"),
     **dict.fromkeys((".vault-token", ".huggingface/token", ".cache/huggingface/token", ".config/huggingface/token"),
@@ -60,18 +63,41 @@ _BOILERPLATE = {"true", "false", "null", "none", "yes", "no", "required", "optio
 
 
 def values_of(text: str, kind: Kind = "config") -> list[str]:
-    """The secret-looking values `text` holds (the contents of one credential file), in order, once each."""
+    """The secret-looking values `text` holds (the contents of one credential file of `kind`), in order, once
+    each."""
     found = [line for line in _pem_lines(text) if len(line) >= MIN_LENGTH]
     if kind == "token":
         found.extend(line.strip() for line in text.splitlines() if len(line.strip()) >= MIN_LENGTH)
-    elif kind == "config":
-        try:
-            document = json.loads(text)
-        except ValueError:
-            document = None
-        named = _json_values(document) if isinstance(document, (dict, list)) else _line_values(text)
+    elif kind != "key":
+        named: Iterable[str] = {"netrc": _netrc_values, "records": _record_values}.get(kind, _config_values)(text)
         found.extend(v for v in (*named, *_USERINFO.findall(text)) if _worth_looking_for(v))
     return list(dict.fromkeys(found))
+
+
+def _config_values(text: str) -> Iterator[str]:
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    yield from _json_values(document) if isinstance(document, (dict, list)) else _line_values(text)
+
+
+def _netrc_values(text: str) -> Iterator[str]:
+    """`machine h login u password p`, on one line or several."""
+    words = text.split()
+    for index, word in enumerate(words[:-1]):
+        if word in _NETRC_WORDS:
+            yield words[index + 1]
+
+
+def _record_values(text: str) -> Iterator[str]:
+    """Colon-separated records: `/etc/shadow`'s second field when it is a hash (`$id$...`, locked or not), else
+    the last field (`.pgpass`: host:port:database:user:password)."""
+    for line in text.splitlines():
+        fields = line.strip().split(":")
+        if len(fields) >= 5 and not line.lstrip().startswith("#"):
+            hashed = fields[1].lstrip("!")
+            yield hashed if hashed.startswith("$") else fields[-1]
 
 
 def _pem_lines(text: str) -> Iterator[str]:
@@ -96,20 +122,10 @@ def _json_values(document: object) -> Iterator[str]:
 
 
 def _line_values(text: str) -> Iterator[str]:
-    """`key = value`, `key: value` (INI, YAML, TOML, .npmrc), `machine h login u password p` (.netrc), and
-    colon-separated records whose last field is the secret (`.pgpass`) or whose second is a hash (shadow)."""
+    """`key = value`, `key: value` (INI, YAML, TOML, .npmrc), a JSON object as the value (rclone's `token`)."""
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", ";", "[")):
-            continue
-        words = stripped.split()
-        for index, word in enumerate(words[:-1]):
-            if word.lower() in _NETRC_WORDS:
-                yield words[index + 1]
-        fields = stripped.split(":")
-        if len(fields) >= 5 and " " not in stripped:  # pgpass (host:port:db:user:password) or (g)shadow
-            hashed = fields[1].lstrip("!")
-            yield hashed if hashed.startswith("$") else fields[-1]
             continue
         assignment = _ASSIGNMENT.match(line)
         if assignment and _secret_key(assignment.group(1)):
@@ -201,7 +217,7 @@ def credential_files(home_folders: Iterable[str]) -> Iterator[tuple[str, str | N
                                                           "authorized_keys", "environment"):
                 yield os.path.join(ssh, name), home, "key"
     for path in SYSTEM_FILES:
-        yield path, None, "config"
+        yield path, None, "records"
     try:
         with os.scandir(SYSTEM_KEYS) as entries:
             keys = sorted(e.name for e in entries if e.name.startswith("ssh_host_") and e.name.endswith("_key"))
