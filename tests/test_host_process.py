@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from paperproof.build import publish
+from paperproof.build import publish, search
 from paperproof.build.site_paths import SitePaths
 from paperproof.plumbing import host_process
 from paperproof.runner.environment import prepare, uv_binary
@@ -209,3 +209,21 @@ def test_the_deleter_started_inside_a_hostile_checkout_imports_nothing_of_it(tmp
         time.sleep(0.1)
     assert [p.name for p in paths.trash.iterdir() if p.name != ".lock"] == [], "the deleter did not run"
     assert not marker.exists(), marker.read_text()
+
+
+@pytest.mark.skipif(search.binary() is None, reason="no Pagefind binary")
+def test_pagefind_started_inside_a_hostile_checkout_runs_in_a_scratch_folder_without_the_builders_environment(
+        tmp_path, monkeypatch):
+    repo = hostile_checkout(tmp_path / "repo", tmp_path / "marker", "http://127.0.0.1:9/simple")
+    monkeypatch.chdir(repo)  # Pagefind reads `pagefind.yml` where it starts
+    monkeypatch.setenv("PAPERPROOF_DEPLOY_TOKEN", SECRET)
+    indexer = search.Indexer(search.binary())
+    try:
+        folder = os.readlink(f"/proc/{indexer.process.pid}/cwd")
+        environ = Path(f"/proc/{indexer.process.pid}/environ").read_bytes().split(b"\0")
+    finally:
+        indexer.close()
+    assert folder.startswith(os.path.join(tempfile.gettempdir(), "paperproof-pagefind-")), folder
+    assert not any(SECRET.encode() in variable for variable in environ)
+    assert f"HOME={folder}".encode() in environ
+    assert not Path(folder).exists(), "the scratch folder outlived the indexer"
