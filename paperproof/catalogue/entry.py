@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from paperproof.catalogue.closure import Closure
 from paperproof.catalogue.evidence import Evidence
 
 EntryKind = Literal["function", "method", "class"]
@@ -39,6 +40,7 @@ class Entry(BaseModel):
     imports, constants and helpers it needs, so it can run without executing the rest of its
     module; `closure_names` lists what was taken besides the entry itself. `closure_modules`
     gives the content hash of every module of the repository that the closure may import.
+    The four are made the first time one is read (`catalogue.closure`): only entries that run need them.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -58,17 +60,34 @@ class Entry(BaseModel):
     docstring: str | None = None
     returns_doc: str | None = None
     decorators: list[str] = Field(default_factory=list)
-    closure: str
-    closure_names: list[str] = Field(default_factory=list)
-    closure_imports: list[str] = Field(default_factory=list)
     methods: list[str] = Field(default_factory=list)
     method_params: dict[str, list[Param]] = Field(default_factory=dict)
-    closure_modules: dict[str, str] = Field(default_factory=dict)  # path -> sha256 of the modules it may import
     # How the repository imports it: the module's dotted name with its package root on `sys.path`
     # (`src/pkg/mod.py` is `pkg.mod`), and the checkout-relative folders on that path (`catalogue.imports`).
     import_name: str = ""
     sys_path: list[str] = Field(default_factory=list)
     evidence: Evidence = Field(default_factory=Evidence)
+    _closure: Closure = PrivateAttr(default_factory=Closure)  # set by extraction, right after it makes the entry
+
+    @property
+    def closure_source(self) -> Closure:
+        return self._closure
+
+    @property
+    def closure(self) -> str:
+        return self._closure.text
+
+    @property
+    def closure_names(self) -> list[str]:
+        return self._closure.names
+
+    @property
+    def closure_imports(self) -> list[str]:
+        return self._closure.imports
+
+    @property
+    def closure_modules(self) -> dict[str, str]:  # path -> sha256 of the modules it may import
+        return self._closure.modules
 
     @property
     def code_sha256_prefix(self) -> str:

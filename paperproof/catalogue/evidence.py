@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # Parameters by what they hold, as research code names them. A name pattern with a `\w` run opens with
 # `(?=\w*+$)`: a name of word characters only, the only text it can match, checked once. Without it a `\w*` tail
 # (`softmax\w*`) rescanned the rest of the text from every `_` before it: quadratic on a string constant of `_pred`
-# repeated and a non-word character (`_names_in` reads constants too).
+# repeated and a non-word character (`_Subtrees` reads constants too).
 _TAKES = (
     ("predictions", re.compile(r"^(?=\w*+$)(\w*_)?(logits?|probs?|probabilit(y|ies)|preds?|predictions?|outputs?|"
                                r"y_preds?|pred_probs|softmax\w*|scores?)$", re.I)),
@@ -40,7 +40,7 @@ _REDUCTIONS = frozenset({"sum", "mean", "std", "var", "max", "min", "amax", "ami
 _HOOKS = frozenset({"update", "updates", "on_epoch_end", "on_batch_end", "on_train_batch_end", "on_epoch_begin",
                     "on_step_end", "record", "accumulate", "add", "log", "step", "__call__", "observe", "collect",
                     "on_train_epoch_end", "track"})
-_LIBRARIES = frozenset({"aum", "cleanlab", "data_iq", "dataiq", "datamaps", "datamap"})
+LIBRARIES = frozenset({"aum", "cleanlab", "data_iq", "dataiq", "datamaps", "datamap"})
 _PLOT_MODULES = frozenset({"plt", "pyplot", "sns", "seaborn", "matplotlib", "plotly", "px", "go", "bokeh"})
 _PLOT_CALLS = frozenset({"savefig", "scatterplot", "kdeplot", "lineplot", "histplot", "barplot", "heatmap",
                          "subplots", "imshow"})
@@ -86,49 +86,71 @@ class Evidence(BaseModel):
     bases: list[str] = Field(default_factory=list)
 
 
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Call):
-        return _dotted(node.func) + "()"
-    return ""
-
-
 def _tail(node: ast.expr) -> str:
     return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
 
 
-def _names_in(node: ast.AST) -> set[str]:
-    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    found |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-    found |= {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-    return found
+# What a node's subtree holds, as bits: a name (a `Name`, an attribute, a string constant) that reads as a prediction,
+# as labels, as probabilities (or one bound to a softmax), one bound to a maximum; a call of `log`; a labels
+# expression (a labels name or attribute, or `record["gold"]`).
+_PRED, _LABEL, _PROB, _MAX, _LOG, _LABEL_EXPR = 1, 2, 4, 8, 16, 32
 
 
-def _labelish(node: ast.AST) -> bool:
-    return any(_LABELISH.match(n) or n in _LABEL_KEYS for n in _names_in(node))
+class _Subtrees:
+    """What each node's subtree holds (`_PRED` ...), and the head of each call's dotted name, made in one pass from
+    the leaves up. Asking each node walked its subtree: quadratic in the nesting of an expression (`m - a - b - ...`
+    of a few thousand terms took seconds per entry)."""
+
+    def __init__(self, nodes: list[ast.AST], softmaxed: set[str], maxima: set[str]) -> None:
+        self.flags: dict[int, int] = {}
+        heads: dict[int, tuple[str, bool]] = {}  # id -> (first part of its dotted name, whether it has a dot)
+        for node in reversed(nodes):  # `ast.walk` is breadth-first: every node comes after its parent
+            found = 0
+            for child in ast.iter_child_nodes(node):
+                found |= self.flags[id(child)]
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
+                node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            if name is not None:
+                found |= (_PRED if _PREDISH.match(name) or name == "argmax" else 0) \
+                    | (_LABEL if _LABELISH.match(name) or name in _LABEL_KEYS else 0) \
+                    | (_PROB if _PROBISH.search(name) or name in softmaxed else 0) | (_MAX if name in maxima else 0)
+                if not isinstance(node, ast.Constant) and _LABELISH.match(name):
+                    found |= _LABEL_EXPR
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                    and node.slice.value in _LABEL_KEYS:
+                found |= _LABEL_EXPR
+            if isinstance(node, ast.Call) and _tail(node.func) == "log":
+                found |= _LOG
+            self.flags[id(node)] = found
+            if isinstance(node, ast.Name):
+                heads[id(node)] = (node.id, False)
+            elif isinstance(node, ast.Attribute):
+                heads[id(node)] = (heads.get(id(node.value), ("", False))[0], True)
+            elif isinstance(node, ast.Call):
+                head, dotted = heads.get(id(node.func), ("", False))
+                heads[id(node)] = (head if dotted else "()", dotted)  # `f()` is no module: its head is never one
+        self.heads = {key: head for key, (head, _) in heads.items()}
+
+    def has(self, node: ast.AST, bits: int) -> bool:
+        return bool(self.flags[id(node)] & bits)
+
+    def hits(self, node: ast.AST) -> bool:
+        """`prediction == label`: the argmax prediction compared with the gold label."""
+        return isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops) \
+            and self.has(node, _PRED) and self.has(node, _LABEL)
+
+    def head(self, func: ast.expr) -> str:
+        """The first part of the dotted name a call calls (`np` of `np.linalg.norm`), "" when it has none."""
+        return self.heads.get(id(func), "")
 
 
-def _label_expr(node: ast.AST) -> bool:
-    """An expression holding labels (a name, attribute, or `record["gold"]`), not a bare key string."""
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and _LABELISH.match(sub.id) or \
-                isinstance(sub, ast.Attribute) and _LABELISH.match(sub.attr):
-            return True
-        if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Constant) and sub.slice.value in _LABEL_KEYS:
-            return True
-    return False
-
-
-def _hits(node: ast.AST) -> bool:
-    """`prediction == label`: the argmax prediction compared with the gold label."""
-    if not (isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops)):
+def _autograd_grad(func: ast.expr) -> bool:
+    """A call's dotted name ends `autograd.grad` (`torch.autograd.grad`)."""
+    if not (isinstance(func, ast.Attribute) and func.attr == "grad"):
         return False
-    sides = [node.left, *node.comparators]
-    predicted = any(_PREDISH.match(n) or n == "argmax" for s in sides for n in _names_in(s))
-    return predicted and any(_labelish(s) for s in sides)
+    value = func.value
+    return isinstance(value, ast.Name) and value.id.endswith("autograd") or \
+        isinstance(value, ast.Attribute) and value.attr.endswith("autograd")
 
 
 def _shifted(left: ast.expr, right: ast.expr) -> bool:
@@ -221,24 +243,24 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: Sequence[str] = ()) ->
     tails = {_tail(c.func) for c in nodes if isinstance(c, ast.Call)}
     maxima = _assigned_from(nodes, frozenset({"max", "amax", "topk", "kthvalue"}))
     softmaxed = _assigned_from(nodes, frozenset({"softmax", "log_softmax", "sigmoid"}))
+    below = _Subtrees(nodes, softmaxed, maxima)
     for sub in nodes:
         if isinstance(sub, ast.Call):
-            tail, dotted = _tail(sub.func), _dotted(sub.func)
-            head = dotted.split(".")[0]
+            tail, head = _tail(sub.func), below.head(sub.func)
             if isinstance(sub.func, ast.Name):
                 calls.add(sub.func.id)
             if "softmax" in tail.lower() or tail in ("sigmoid",):
                 found("softmax")
             if tail in ("gather", "take_along_axis", "masked_select", "boolean_mask", "one_hot"):
                 found("the gold label's probability")
-            if tail in ("where",) and any(isinstance(a, ast.Compare) and isinstance(a.ops[0], ast.Eq) and _labelish(a)
+            if tail in ("where",) and any(isinstance(a, ast.Compare) and isinstance(a.ops[0], ast.Eq) and below.has(a, _LABEL)
                                           for a in sub.args):
                 found("the gold label's probability")
             if tail in ("std", "var", "nanstd", "nanvar"):
                 found(SPREAD)
             elif tail in ("mean", "nanmean", "average") and _axis_given(sub):
                 found(MEAN)
-            if tail in ("grad", "vmap", "jacrev", "jacobian") or dotted.endswith("autograd.grad"):
+            if tail in ("grad", "vmap", "jacrev", "jacobian") or _autograd_grad(sub.func):
                 found("per-sample gradients")
             if tail in ("topk", "kthvalue"):
                 found("margins between classes")
@@ -256,31 +278,30 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: Sequence[str] = ()) ->
             if tail in _IO_CALLS or (head in _IO_MODULES and tail not in ("join", "exists", "basename", "dirname")):
                 found(FILE_IO, against)
             if tail in _AGGREGATE_CALLS or tail in ("sum", "mean") and not _axis_given(sub) and any(
-                    _hits(a) for a in [*sub.args, sub.func.value if isinstance(sub.func, ast.Attribute) else sub.func]):
+                    below.hits(a) for a in [*sub.args, sub.func.value if isinstance(sub.func, ast.Attribute) else sub.func]):
                 found(AGGREGATE, against)
             if tail in ("ArgumentParser", "add_argument", "parse_args"):
                 excluded = "parses command-line arguments"
         elif isinstance(sub, ast.Attribute) and sub.attr == "grad" and isinstance(sub.ctx, ast.Load):
             found("per-sample gradients")
-        elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load) and _label_expr(sub.slice) \
-                and not _labelish(sub.value) and any(_PROBISH.search(n) or n in softmaxed for n in _names_in(sub.value)):
+        elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load) and below.has(sub.slice, _LABEL_EXPR) \
+                and not below.has(sub.value, _LABEL) and below.has(sub.value, _PROB):
             found("the gold label's probability")
-        elif _hits(sub):
+        elif below.hits(sub):
             found("argmax against the label")
         elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and _shifted(sub.left, sub.right):
             found("changes between consecutive epochs")
-        elif maxima and isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and _names_in(sub) & maxima:
+        elif maxima and isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and below.has(sub, _MAX):
             found("margins between classes")
-        elif "log" in tails and isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult) and any(
-                isinstance(c, ast.Call) and _tail(c.func) == "log" for c in ast.walk(sub)):
+        elif "log" in tails and isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult) and below.has(sub, _LOG):
             found("entropy")
         elif isinstance(sub, ast.Import | ast.ImportFrom):
             names = [a.name for a in sub.names] if isinstance(sub, ast.Import) else [sub.module or ""]
             for name in names:
-                if name.split(".")[0] in _LIBRARIES:
+                if name.split(".")[0] in LIBRARIES:
                     found(f"the {name.split('.')[0]} library")
     for name in imports:
-        if name.split(".")[0] in _LIBRARIES:
+        if name.split(".")[0] in LIBRARIES:
             found(f"the {name.split('.')[0]} library")
 
     bases = [ast.unparse(b) for b in node.bases] if isinstance(node, ast.ClassDef) else []
