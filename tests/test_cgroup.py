@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -58,6 +59,42 @@ def test_a_group_stops_memory_that_no_process_maps() -> None:
     finally:
         accounting.close()
     assert not os.path.exists(accounting.memory)
+
+
+def _spin(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_a_group_counts_the_cpu_of_all_its_processes() -> None:
+    """The run's CPU budget is read from its group: every process, one that left its session included."""
+    accounting = _accounting()
+    try:
+        group = accounting.group(256 * 1024**2, 16)
+        if group.cpu is None:
+            pytest.skip("no CPU accounting beside the memory group here")
+        pid = os.fork()
+        if pid == 0:
+            try:
+                group.join()
+                if os.fork() == 0:
+                    os.setsid()
+                    _spin(0.3)
+                    os._exit(0)
+                _spin(0.3)
+                os.wait()
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        used = group.cpu_seconds()
+        assert used is not None and 0.6 <= used < 1.2, used
+        waited = group.waited_seconds()
+        assert waited is None or 0 <= waited < 60
+        group.remove()
+        assert not os.path.exists(group.cpu)
+    finally:
+        accounting.close()
 
 
 FALLBACK = """
