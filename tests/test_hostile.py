@@ -45,7 +45,7 @@ EXPECTED = {
     "read_secret": ("unverified", r"^blocked by the sandbox on every case: filesystem: access to .*credentials\.txt is denied"),
     "env_token": ("ran", r"^returned on (\d+) of \1 cases"),  # it raises with anything it finds
     "see_processes": ("ran", r"^returned on (\d+) of \1 cases"),
-    # on a loaded machine the wall-clock limit may end the run before every case met its limit
+    # the run's CPU budget (of all its processes together) may end it before every case met its limit
     "fork_bomb": ("unverified", r"^blocked by the sandbox on (every case|\d+ of \d+ cases): processes: no process could be started \(limit of 32"),
     "thread_bomb": ("unverified", r"^blocked by the sandbox on every case: processes: no thread could be started \(limit of 32"),
     "memory_bomb": ("unverified", r"^blocked by the sandbox on (every case|\d+ of \d+ cases): memory: allocation refused at the address-space limit \(512 MiB"),
@@ -55,7 +55,8 @@ EXPECTED = {
     "sysv_shm_bomb": ("unverified", r"^no case finished: stopped for memory: its processes together reached the memory "
                       r"limit of 640 MiB"),
     "open_many_files": ("unverified", r"^blocked by the sandbox on every case: open files: limit of 64 reached"),
-    "cpu_spin": ("unverified", r"^no case finished: (CPU time limit of 2 s reached \(SIGXCPU\)|wall-clock limit of 8 s reached) during case typical"),
+    # its time is CPU time, the same on a busy machine: never the wall-clock backstop
+    "cpu_spin": ("unverified", r"^no case finished: CPU time limit of 2 s reached during case typical"),
     "infinite_recursion": ("ran_violates", r"^raised on every case \(RecursionError ×\d+\)"),
     "segfault": ("unverified", r"^no case finished: ended by SIGSEGV: segmentation fault during case typical"),
     "os_exit": ("unverified", r"^no case finished: exited without returning \(status 3\) during case typical and \d+ other cases"),
@@ -91,6 +92,11 @@ EXPECTED = {
 }
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux namespaces")
+
+# A run whose processes waited for a CPU the machine's other work held until its wall-clock backstop (8 s, four
+# times its CPU budget: a share of a CPU under a quarter) is tried again and, cut again, judged by no rule: on a
+# machine that busy a sample may end so instead of with its own reason, and nothing else differs.
+LOAD_CUT = "not run to a result: cut by load: "
 
 
 def _host_addresses() -> list[str]:
@@ -182,6 +188,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "tag": tag, "secret_text": secret_text, "canaries": canaries, "accepted": accepted, "repo": repo,
         "snapshot_before": snapshot_before, "snapshot_after": _tree_digest(repo), "runner_tmp": runner_tmp,
         "processes_after": _processes(), "shmem_before": shmem_before, "shmem_after": _shmem(),
+        "busy": os.getloadavg()[0] >= (os.cpu_count() or 1),  # the machine's load over the last minute
     }
 
 
@@ -202,6 +209,9 @@ def test_verify_finishes_with_a_record_for_every_entry(hostile: dict) -> None:
 def test_each_kind_is_contained_with_a_precise_status_and_reason(hostile: dict, module: str) -> None:
     record = next(r for r in hostile["records"] if r["path"] == f"{module}.py")
     status, pattern = EXPECTED[module]
+    if record["reason"].startswith(LOAD_CUT):  # starved of a CPU on both tries: no verdict, and the record says so
+        assert record["status"] == "unverified" and hostile["busy"], record["reason"]
+        return
     assert (record["status"], module) == (status, module), record["reason"]
     assert re.search(pattern, record["reason"]), record["reason"]
 

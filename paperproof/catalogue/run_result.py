@@ -22,8 +22,12 @@ CaseOutcomeKind = Literal[
 RunEnd = Literal[
     "completed",  # every case reported
     "load_failed",  # the entry could not be defined (missing module, syntax, default argument)
-    "timeout",  # wall-clock limit; the whole process tree was killed
-    "killed",  # ended by a signal (resource limit, segfault, killed itself)
+    "timeout",  # the wall-clock backstop, not for want of a CPU (it slept or waited); the whole process tree was killed
+    # The wall-clock backstop, reached while its processes waited for a CPU the machine's other work held, on
+    # the try the runner makes again after such a cut too: not the sample's result (a quiet machine gives one),
+    # never cached, and never a verdict but `unverified`, which a rerun is expected to replace.
+    "cut_by_load",
+    "killed",  # ended by a signal or a limit (the CPU budget of all its processes, memory, segfault, killed itself)
     "exited",  # a case's process ended without returning (exit, or stopped without a value)
     "output_limit",  # its report or its output exceeded the caps
     "protocol_error",  # its report was not valid, or the sample modified the runner: not trusted
@@ -133,3 +137,11 @@ class RunResult(BaseModel):
     signal: int | None = None
     stdout_tail: str = ""
     stderr_tail: str = ""
+    # What the run used, in seconds (`runner.meter`): CPU time of all its processes together, wall-clock time,
+    # and time some process of it was ready to run and waited for a CPU. Timing: it varies from run to run and
+    # with the machine's load, so no verdict and no page reads it.
+    cpu_seconds: float | None = None
+    wall_seconds: float | None = None
+    waited_seconds: float | None = None
+    # Earlier tries of this run that the machine's load cut short (`cut_by_load`), each in the runner's words.
+    load_cuts: list[str] = Field(default_factory=list)

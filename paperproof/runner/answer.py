@@ -19,7 +19,7 @@ from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import CaseOutcome, ExceptionInfo, Isolation, RunEnd, RunResult
 from paperproof.runner.sandbox import Limits
 
-RUNNER_VERSION = "6"
+RUNNER_VERSION = "7"
 
 
 class Asked(Protocol):
@@ -46,6 +46,7 @@ class _Report:
         self.started: list[str] = []
         self.ends: dict[str, tuple[str, str]] = {}  # case -> (run end, how its process ended)
         self.blocked: list[str] = []
+        self.usage: dict | None = None  # what the run used (`runner.meter`): timing, never part of a verdict
         self.untrusted: str | None = None
         for line in lines:
             try:
@@ -64,6 +65,11 @@ class _Report:
             self.isolation = Isolation.model_validate(fields)
         elif kind in ("load", "loaded"):
             pass
+        elif kind == "usage":
+            if self.usage is not None:
+                self.untrusted = "a second usage record in the report"
+            self.usage = {key: float(fields[key]) if fields.get(key) is not None else None
+                          for key in ("cpu", "wall", "waited")}
         elif kind == "start":
             self.started.append(str(fields["case_id"]))
         elif kind == "load_failed":
@@ -108,8 +114,39 @@ class _Frame(TypedDict):
     stderr_tail: str
 
 
+class _Timing(TypedDict):
+    """What the run used (the harness's `usage` record) and the tries before it the machine's load cut short."""
+
+    cpu_seconds: float | None
+    wall_seconds: float | None
+    waited_seconds: float | None
+    load_cuts: list[str]
+
+
+LOAD_ADVICE = "a rerun on a less busy machine is expected to give its status"
+
+
+def load_cut(answer: dict) -> str | None:
+    """How the machine's load cut this run short (its processes starved of a CPU until the wall-clock
+    backstop), in words, or None: then the run is tried again, and such an answer is never a result."""
+    limits = Limits(**(answer.get("limits") or {}))
+    if answer.get("timed_out") and answer.get("starved"):
+        return (f"cut by load: the machine's other work held the CPU its processes waited for until the "
+                f"wall-clock backstop of {limits.wall_seconds:g} s")
+    for line in answer.get("report", []) or []:
+        if '"cut_by_load"' in line:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("event") == "case" and event.get("end") == "cut_by_load":
+                return f"{str(event.get('ended'))[:300]} during case {str(event.get('case_id'))[:100]}"
+    return None
+
+
 def parse_answer(answer: dict, request: Asked) -> RunResult:
-    """Turn a zygote's answer into a RunResult; anything malformed is a protocol error, not a crash."""
+    """Turn a zygote's answer into a RunResult; anything malformed is a protocol error, not a crash.
+    `load_cuts` in the answer are the tries before it that the machine's load cut short (`Zygote.run`)."""
     base: _Frame = {
         "code_sha256": request.entry.code_sha256,
         "fixture_digest": request.fixtures.digest(),
@@ -126,11 +163,20 @@ def parse_answer(answer: dict, request: Asked) -> RunResult:
                          cases=[CaseOutcome(case_id=cid, outcome="not_reached") for cid in wanted])
     report = _Report(answer.get("report", []), wanted)
     end, reason = _how_it_ended(answer, report, wanted)
+    cuts = [str(c)[:500] for c in answer.get("load_cuts", []) or []]
+    usage = report.usage or {}
+    timing: _Timing = {"cpu_seconds": usage.get("cpu"), "wall_seconds": usage.get("wall"),
+                       "waited_seconds": usage.get("waited"), "load_cuts": cuts}
+    if end == "cut_by_load":
+        tries = "on both tries" if cuts else "on its only try"
+        reason = f"{reason} ({tries}); {LOAD_ADVICE}"
+        return RunResult(**base, **timing, end=end, reason=reason, isolation=report.isolation or Isolation(),
+                         cases=[CaseOutcome(case_id=cid, outcome="not_reached") for cid in wanted])
     if end == "protocol_error":  # nothing it reported is kept
         cases = [CaseOutcome(case_id=cid, outcome="not_reached") for cid in wanted]
     else:
         cases = [report.cases.get(cid) or CaseOutcome(case_id=cid, outcome="not_reached") for cid in wanted]
-    return RunResult(**base, end=end, reason=reason, load_error=report.load_error if end == "load_failed" else None,
+    return RunResult(**base, **timing, end=end, reason=reason, load_error=report.load_error if end == "load_failed" else None,
                      cases=cases if end != "load_failed" else [], isolation=report.isolation or Isolation(),
                      blocked=report.blocked if end != "protocol_error" else [])
 
@@ -144,6 +190,9 @@ def _how_it_ended(answer: dict, report: _Report, wanted: list[str]) -> tuple[Run
                           f"{_mib(limits.memory_bytes)} (every page they held, memfd and shared memory included, "
                           f"counted by its {memory.get('accounting')}){during}")
     if answer.get("timed_out"):  # the harness itself stopped answering: the zygote's backstop
+        if answer.get("starved"):
+            return "cut_by_load", (f"cut by load: the machine's other work held the CPU its processes waited for until "
+                                   f"the wall-clock backstop of {limits.wall_seconds:g} s{during}")
         return "timeout", f"wall-clock limit of {limits.wall_seconds:g} s reached{during}; the process tree was killed"
     if answer.get("report_truncated"):
         return "output_limit", f"its report passed the cap of {_mib(limits.output_bytes)}"
@@ -153,7 +202,7 @@ def _how_it_ended(answer: dict, report: _Report, wanted: list[str]) -> tuple[Run
         return "load_failed", None
     if report.ends:  # cases whose process ended without returning: the first says how
         ends = [(cid, *report.ends[cid]) for cid in wanted if cid in report.ends]
-        order = ("timeout", "output_limit", "killed", "exited")
+        order = ("cut_by_load", "timeout", "output_limit", "killed", "exited")
         end = min((e for _, e, _ in ends), key=lambda e: order.index(e) if e in order else len(order))
         first, _, how = next(x for x in ends if x[1] == end)
         if end == "exited" and how.endswith(" without returning"):
@@ -168,6 +217,6 @@ def _how_it_ended(answer: dict, report: _Report, wanted: list[str]) -> tuple[Run
         if answer.get("signal"):
             return "killed", f"the run's harness ended by signal {answer['signal']}{during}"
         if not report.current and code == 0:
-            return "killed", f"CPU time limit of {limits.cpu_seconds} s spent before every case ran"
+            return "killed", f"CPU time limit of {limits.cpu_seconds:g} s spent before every case ran"
         return "runner_error", f"the run's harness exited with status {code}{during} before every case was reported"
     return "completed", None

@@ -5,7 +5,10 @@ and turns what comes back (the report of each run's harness, which alone reads w
 processes hand back) into validated `RunResult`s (`answer.parse_answer`); nothing from the
 sandbox is unpickled or evaluated.
 A zygote that dies or stops answering is restarted, and the sample it was running is recorded
-as a runner error, never cached, so the build goes on and the next build runs it again.
+as a runner error, never cached, so the build goes on and the next build runs it again. A run the
+machine's load cut short (its processes starved of a CPU until the wall-clock backstop,
+`runner.meter`) is run again at once, with the same budgets; cut again, it is recorded as
+`cut_by_load` and never cached either: such a result is the machine's, not the sample's.
 """
 
 from __future__ import annotations
@@ -32,14 +35,15 @@ from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.extract import without_defaults
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import RunResult
-from paperproof.runner.answer import RUNNER_VERSION, parse_answer
+from paperproof.runner.answer import RUNNER_VERSION, load_cut, parse_answer
 from paperproof.runner.sandbox import Limits
 from paperproof.runner.slots import Slot
 
 LIBRARIES = ("numpy", "pandas", "torch")
 REPEATED_CASE = "typical"  # run twice to tell deterministic outputs from well-formed ones
 START_SECONDS = 180.0  # a zygote importing torch on a loaded machine
-ANSWER_GRACE_SECONDS = 60.0  # beyond the wall-clock limit, before a silent zygote is given up
+ANSWER_GRACE_SECONDS = 60.0  # beyond the wall-clock backstop, before a silent zygote is given up
+NOT_FINAL = frozenset({"runner_error", "cut_by_load"})  # ends that are not the sample's result: never cached
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,17 @@ class Zygote:
 
     def run(self, payload: dict) -> dict:
         """The zygote's answer; a zygote that died (before or during this run) is restarted, and an
-        answer of `runner_error` says what happened to it during this run."""
+        answer of `runner_error` says what happened to it during this run. A run that the machine's
+        load cut short is run once more, from the start and with its whole budget: the answer is the
+        second try's, with the first's cut in its `load_cuts`."""
+        answer = self._run_once(payload)
+        first = None if "runner_error" in answer else load_cut(answer)
+        if first is not None:
+            answer = self._run_once(payload)
+            answer["load_cuts"] = [first]
+        return answer
+
+    def _run_once(self, payload: dict) -> dict:
         if not self._send(payload):  # it had died between runs: not this sample's doing
             self._stop()
             if not self._send(payload):
@@ -251,7 +265,8 @@ class ResultCache:
         return result
 
     def put(self, key: str, result: RunResult) -> None:
-        if self.directory is None:
+        """Keep a final result; one the runner or the machine's load cut short is run again next time."""
+        if self.directory is None or result.end in NOT_FINAL:
             return
         from paperproof.plumbing.files import write_atomic
 
@@ -285,8 +300,7 @@ class Executor:
             self.executed += 1
             self.cache.misses += 1
         result = parse_answer(answer, request)
-        if result.end != "runner_error":  # the runner's failure is not the sample's result
-            self.cache.put(key, result)
+        self.cache.put(key, result)  # unless it is not the sample's result (`NOT_FINAL`)
         return result
 
     def run(self, requests: Iterable[RunRequest]) -> Iterator[RunResult]:

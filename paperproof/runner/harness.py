@@ -9,13 +9,20 @@ listener. It decides every case's outcome itself:
 
 - `returned` / `raised`: the process handed back exactly one whole, well-formed message per call
   and was found stopped after it (a hand-back is followed by SIGSTOP), nothing else on its pipe;
-- `exited`: it ended before that (exit, a signal, the CPU or wall-clock limit): "exited without
-  returning", whatever it wrote;
+- `exited`: it ended before that (exit, a signal, the CPU budget or the wall-clock backstop): "exited
+  without returning", whatever it wrote;
 - `unserialisable`: its value could not be sent, or what came back is not one hand-back.
 Case ids, repeats and counts are the harness's own. What the sandbox refused is recorded here
 too: the system calls the filter hands over, connections the network namespace refused (its
 counters), and the exceptions the sandbox caused that reached the call's boundary, in the words
 of `runner.refusals`.
+
+Its time is CPU time (`runner.meter`): the run's budget counts this process, every case process and
+all their children together, looked at every `meter.TICK` while a case runs; each case process also
+carries an RLIMIT_CPU a second past what is left, should the harness not get to look. The run's
+wall-clock limit is a backstop for samples that sleep or wait. When it is reached, the time the run's
+processes waited for a CPU says whether it was the machine's other work that used it up: then the
+case is `cut_by_load`, which the parent tries again once and never publishes as a verdict.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import signal
 import sys
 import time
 
+from paperproof.runner import meter as meters
 from paperproof.runner import sandbox, seccomp, summary, wire
 from paperproof.runner.refusals import attempt_line, blocked_by, call_line, mib, net_counters, opened_path, read_only
 
@@ -50,10 +58,12 @@ class _Supervisor:
     """The harness's run: the listener, the SIGCHLD wake-up, the deadline, the report."""
 
     def __init__(self, request: dict, limits: sandbox.Limits, uid: int, host_root: bool, mapped: int,
-                 report_fd: int, listener, deadline: float) -> None:
+                 report_fd: int, listener, started: float, meter: meters.Meter) -> None:
         self.request, self.limits, self.uid, self.host_root, self.mapped = request, limits, uid, host_root, mapped
-        self.report_fd, self.listener, self.deadline = report_fd, listener, deadline
-        self.cpu_used = 0.0
+        self.report_fd, self.listener, self.started, self.meter = report_fd, listener, started, meter
+        self.deadline = started + limits.wall_seconds  # the backstop: the budget is CPU time
+        self.spent = False  # the run's CPU budget is used up: no further case is started
+        self.case_pid = 0  # the case process running now (0 between cases)
         self.dying: list[int] = []  # case processes killed, not yet reaped
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -64,7 +74,34 @@ class _Supervisor:
         while data:
             data = data[os.write(self.report_fd, data):]
 
-    def _case_process(self, plan: dict, write_end: int) -> None:
+    def live(self) -> list[int]:
+        """The sample's processes alive now, for the meter where no cgroup counts them."""
+        if not self.case_pid:
+            return []
+        return self.meter.processes(self.case_pid, self.uid if self.host_root else None)
+
+    def cpu(self) -> float:
+        return self.meter.cpu(self.live)
+
+    def usage(self) -> dict:
+        """What the run used, in seconds: CPU, wall-clock, and time some process of it waited for a CPU."""
+        waited = self.meter.waited(self.live)
+        return {"cpu": round(self.cpu(), 3), "wall": round(_now() - self.started, 3),
+                "waited": None if waited is None else round(waited, 3), "meter": self.meter.source}
+
+    def _cpu_line(self) -> str:
+        return f"CPU time limit of {self.limits.cpu_seconds:g} s reached"
+
+    def _backstop(self) -> tuple[str, str]:
+        """How the backstop ended the case: cut by load when the run's processes waited for a CPU
+        for `meter.STARVED` of the backstop or more (without that wait it would not have met it)."""
+        waited = self.meter.waited(self.live)
+        if waited is not None and waited >= meters.STARVED * self.limits.wall_seconds:
+            return "cut_by_load", (f"cut by load: the machine's other work held the CPU its processes waited for until "
+                                   f"the wall-clock backstop of {self.limits.wall_seconds:g} s")
+        return "timeout", f"wall-clock limit of {self.limits.wall_seconds:g} s reached"
+
+    def _case_process(self, plan: dict, write_end: int, spent: float) -> None:
         """In the forked case process: keep only the pipe, become the sample's uid, take the limits."""
         from paperproof.runner import child
 
@@ -81,7 +118,8 @@ class _Supervisor:
             if throwaway.user != "unprivileged":
                 os._exit(72)  # never run sample code as root
         sandbox.die_with_parent(harness)
-        left = max(1, int(self.limits.cpu_seconds - self.cpu_used + 0.999))
+        # a second past what is left of the run's budget: the harness's look (`meter.TICK`) ends it first
+        left = max(1, int(self.limits.cpu_seconds - spent + 0.999)) + 1
         limits = dataclasses.replace(self.limits, cpu_seconds=left)
         sandbox.apply_limits(limits, self.mapped, throwaway, gpu=self.request.get("device") == "cuda")
         sandbox.default_signals()
@@ -94,13 +132,15 @@ class _Supervisor:
         read_end, write_end = os.pipe()
         before = net_counters()
         present = _listing()
+        spent = self.cpu()
         pid = os.fork()
         if pid == 0:
             try:
                 os.close(read_end)
-                self._case_process(plan, write_end)
+                self._case_process(plan, write_end, spent)
             finally:
                 os._exit(71)
+        self.case_pid = pid
         os.close(write_end)
         os.set_blocking(read_end, False)
         calls = len(plan["calls"]) + 1  # the load hand-back (`L`, or `D` when it could not be defined), then each call's
@@ -114,12 +154,21 @@ class _Supervisor:
         for fd in (read_end, self.wake_r, *((self.listener.fd,) if self.listener else ())):
             poller.register(fd, select.POLLIN)
         alive, reaped = True, False
+        look = 0.0  # when the run's CPU time is next looked at
         while alive:
-            left = self.deadline - _now()
-            if left <= 0:
-                ended = ("timeout", f"wall-clock limit of {self.limits.wall_seconds:g} s reached")
+            now = _now()
+            if now >= self.deadline:
+                ended = self._backstop()
                 break
-            for fd, _ in poller.poll(left * 1000):
+            if now >= look:
+                look = now + meters.TICK
+                if self.meter.sampled:
+                    self.meter.waited(self.live)
+                if self.cpu() >= self.limits.cpu_seconds:
+                    self.spent = True
+                    ended = ("killed", self._cpu_line())
+                    break
+            for fd, _ in poller.poll(max(0.0, min(self.deadline, look) - now) * 1000):
                 if fd == read_end:
                     buffer += _drain(read_end)
                     if len(buffer) > calls * (cap + wire.HEADER.size):
@@ -132,7 +181,7 @@ class _Supervisor:
             if not alive:
                 break
             try:
-                found, status, usage = os.wait4(pid, os.WNOHANG | os.WUNTRACED)
+                found, status = os.waitpid(pid, os.WNOHANG | os.WUNTRACED)
             except ChildProcessError:
                 found = 0
             if not found:
@@ -154,13 +203,13 @@ class _Supervisor:
                 os.kill(pid, signal.SIGCONT)
                 continue
             ended = self._how_it_ended(status)
-            self.cpu_used += usage.ru_utime + usage.ru_stime
             alive, reaped = False, True
         if not reaped:  # reaped later: tearing down its address space need not hold up the next case
             _signal(pid, signal.SIGKILL)
             self.dying.append(pid)
         self.reap()
         self._sweep()
+        self.case_pid = 0
         buffer += _drain(read_end)  # all its writers are killed: what they wrote is there
         os.close(read_end)
         while self.listener is not None and select.select([self.listener.fd], [], [], 0)[0]:
@@ -180,8 +229,9 @@ class _Supervisor:
         if os.WIFEXITED(status):
             return "exited", f"exited with status {os.WEXITSTATUS(status)} without returning"
         number = os.WTERMSIG(status)
-        if number == signal.SIGXCPU:
-            return "killed", f"CPU time limit of {self.limits.cpu_seconds} s reached (SIGXCPU)"
+        if number == signal.SIGXCPU:  # the kernel's safety net, a second past the run's budget
+            self.spent = True
+            return "killed", self._cpu_line()
         if number == signal.SIGXFSZ:
             full = [name for fd, name in ((1, "stdout"), (2, "stderr")) if os.fstat(fd).st_size >= self.limits.file_size]
             return "output_limit", (f"{' and '.join(full or ['a file it wrote'])} reached the file-size cap of "
@@ -196,13 +246,11 @@ class _Supervisor:
         for index, pid in enumerate(pending):
             wait = keep is not None and index < len(pending) - keep
             try:
-                found, _, usage = os.wait4(pid, 0 if wait else os.WNOHANG)
+                found, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)  # its CPU time joins RUSAGE_CHILDREN
             except ChildProcessError:
-                found, usage = pid, None
+                found = pid
             if found:
                 self.dying.remove(pid)
-                if usage is not None:
-                    self.cpu_used += usage.ru_utime + usage.ru_stime
 
     def _sweep(self) -> None:
         """Kill whatever the case left running (children, detached grandchildren): every process of
@@ -407,10 +455,12 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
     parent = os.getppid()  # 0 in the reaper's namespace: the zygote lies outside it
     sandbox.die_with_parent(parent)
     report = sandbox.IsolationReport()
+    started = _now()
     if group is not None:
         try:
             group.join()  # first: the private root has no /sys, and every page from here on is counted
         except OSError as exc:
+            group = None
             report.fallbacks.append(f"memory cgroup not joined ({exc.strerror}): only the address-space limit holds")
     else:
         report.fallbacks.append(f"no memory cgroup ({no_group_reason}): memfd_create refused, SysV shared memory "
@@ -421,7 +471,7 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
         os.dup2(os.open(os.path.join(workdir, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
     os.closerange(3, report_fd)
     os.closerange(report_fd + 1, os.sysconf("SC_OPEN_MAX"))
-    deadline = _now() + limits.wall_seconds
+    meter = meters.Meter.open(group)  # before the private root: it has no /sys
     mapped = sandbox.mapped_bytes()
     host_root = os.getuid() == 0
     if sandbox.enter_namespaces(report, pid_namespace):  # never touch mounts outside a namespace of our own
@@ -433,6 +483,8 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
         binds = [request["snapshot"], package_dir, *filter(None, [request.get("environment")])]
         sandbox.private_root(binds, new_root, report, uid if host_root else None,
                              limits.scratch_bytes, gpu=request.get("device") == "cuda", fallback_dir=workdir, proc=pid_namespace)
+        if pid_namespace:
+            meter.look_in("/proc")  # the namespace's own, where the case processes' numbers are theirs
     else:
         os.chdir(workdir)
     if host_root:
@@ -457,9 +509,11 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
     else:
         report.fallbacks.append(f"no system-call filter ({refused})")
     sandbox.clean_environment(home=os.getcwd())
-    supervisor = _Supervisor(request, limits, uid, host_root, mapped, report_fd, listener, deadline)
+    supervisor = _Supervisor(request, limits, uid, host_root, mapped, report_fd, listener, started, meter)
     supervisor.emit({"event": "isolation", **report.as_dict()})
     for case in request["cases"]:
+        if supervisor.cpu() >= limits.cpu_seconds:
+            break  # the run's CPU budget is spent: the other cases are not reached
         supervisor.emit({"event": "start", "case_id": case["case_id"]})
         record = supervisor.run_case(plan(request, case, limits.value_bytes))
         end = record.pop("end", None)
@@ -471,8 +525,10 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
             # its module's top level could not run: the next cases are not made to pay for finding that out again
             request = {**request, "closure_only": record["loaded"]}
             supervisor.request = request
-        if end == "timeout" or (end == "killed" and "SIGXCPU" in record.get("ended", "")):
+        if end in ("timeout", "cut_by_load") or supervisor.spent:
             break  # the run's time is spent: the other cases are not reached
         supervisor.reap()
     supervisor.reap(keep=0)
+    supervisor.case_pid = 0
+    supervisor.emit({"event": "usage", **supervisor.usage()})
     os._exit(0)

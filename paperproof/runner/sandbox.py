@@ -9,7 +9,8 @@ Layers, each reported, each with its fallback stated when the kernel refuses it:
 - user: an unprivileged uid per worker slot, so concurrent samples cannot signal each other, and
   the parent-death signal re-armed after the uid change (the kernel clears it then);
 - system calls: a seccomp deny list (`seccomp`);
-- resource limits: CPU seconds, address space, open files, processes, file size;
+- resource limits: CPU seconds (a safety net: the run's CPU budget is kept by its harness over all its
+  processes together, `meter`), address space, open files, processes, file size;
 - memory of all its processes together (heap, memfd, shared memory, its tmpfs files): a cgroup per
   sample (`cgroup`); without one, `memfd_create` is refused and SysV shared memory is capped;
 - environment: nothing from the host (no tokens), a minimal PATH, HOME in the working directory.
@@ -50,10 +51,16 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-sample limits. Address space is added to what the warm zygote already maps."""
+    """Per-sample limits. Address space is added to what the warm zygote already maps.
 
-    wall_seconds: float = 20.0
-    cpu_seconds: int = 15
+    Time is CPU time: `cpu_seconds` is the budget of the whole sample (its harness, every case process
+    and their children together), the same on a quiet machine and on a busy one. `wall_seconds` is a
+    backstop, four times the budget, which only a sample that sleeps or waits meets on its own; where the
+    run's processes spent a quarter of it waiting for a CPU, the machine's load met it instead, and the run
+    is tried again, never judged (`meter`)."""
+
+    wall_seconds: float = 60.0
+    cpu_seconds: float = 15.0
     address_space: int = 2 * 1024**3
     open_files: int = 256
     processes: int = 64
@@ -374,8 +381,9 @@ def mapped_bytes() -> int:
 def apply_limits(limits: Limits, mapped: int, report: IsolationReport, gpu: bool = False) -> None:
     """Resource limits; the address-space cap is on top of `mapped` (the warm libraries). With a
     GPU there is none (stated in the report): CUDA reserves its virtual address space up front."""
+    cpu = max(1, int(limits.cpu_seconds + 0.999))
     wanted = {
-        resource.RLIMIT_CPU: (limits.cpu_seconds, limits.cpu_seconds + 1),
+        resource.RLIMIT_CPU: (cpu, cpu + 1),
         **({} if gpu else {resource.RLIMIT_AS: (mapped + limits.address_space,) * 2}),
         resource.RLIMIT_NOFILE: (limits.open_files,) * 2,
         resource.RLIMIT_NPROC: (limits.processes,) * 2,

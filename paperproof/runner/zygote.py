@@ -6,8 +6,9 @@ into the PID namespace of its reaper (`sandbox.Reaper`, forked once at start, be
 imports). The harness joins the cgroup first. The harness closes every descriptor it
 inherited but its report pipe, enters its own network, mount, IPC and UTS namespaces, builds
 its private root and loads the system-call filter, then forks one case process per fixture
-case, which drops to the slot's uid and makes the call. The harness keeps the run's wall-clock
-limit itself; the zygote reads its report and kills it only past a backstop, then has the
+case, which drops to the slot's uid and makes the call. The harness keeps the run's CPU budget and
+its wall-clock backstop itself; the zygote reads its report and kills it only past a backstop of
+its own, then has the
 reaper kill whatever the run left in the namespace (detached grandchildren included); without a
 reaper (not root), every process of the slot's uid is swept instead (`sandbox.sweep`). The
 zygote then answers one JSON line: how the harness ended (and whether its cgroup was stopped at the
@@ -37,7 +38,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 WARM_MODULES = ("numpy", "pandas", "torch")
 TAIL_BYTES = 2048
 OUTPUTS = ("stdout", "stderr")
-BACKSTOP_SECONDS = 10.0  # past the wall-clock limit, the harness itself is killed
+BACKSTOP_SECONDS = 10.0  # past the run's wall-clock backstop, the harness itself is killed
 
 
 def _warm() -> list[str]:
@@ -119,6 +120,12 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
     else:
         sandbox.sweep(uid)  # without a PID namespace: every process of the slot's uid
     memory = {"accounting": group.kind if group else None, "stopped": group is not None and group.stopped()}
+    starved = None
+    if timed_out and group is not None:  # the harness did not end its own run: was the machine's load the cause?
+        from paperproof.runner import meter
+
+        waited = group.waited_seconds()
+        starved = None if waited is None else waited >= meter.STARVED * limits.wall_seconds
     if group is not None:
         group.remove()
     lines, truncated = _lines(data, limits.output_bytes)
@@ -135,6 +142,7 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
         "stderr_tail": _tail(paths["stderr"]),
         "device": request["device"],
         "memory": memory,
+        "starved": starved,
     }
     shutil.rmtree(workdir, ignore_errors=True)
     return answer

@@ -2,9 +2,10 @@
 
 In order:
 1. No fixture could be made, the entry could not be defined, its report cannot be trusted (the
-   sample modified the runner or wrote lines the runner never writes), the runner itself failed,
-   or no case reached a result (cut short, blocked by the sandbox, unserialisable): `unverified`,
-   and the reason says which.
+   sample modified the runner or wrote lines the runner never writes), the runner itself failed or
+   the machine's load cut the run short on both tries (`cut_by_load`: a rerun is expected to give
+   its status), or no case reached a result (cut short, blocked by the sandbox, unserialisable):
+   `unverified`, and the reason says which.
 2. Every case that finished raised: `ran_fixture` when each raise is the kind code gives when its
    input has the wrong structure (the input boundary: TypeError, ValueError, KeyError, IndexError,
    AttributeError, AssertionError, or a dtype or shape error of the operation our input reached),
@@ -188,7 +189,7 @@ def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
         return Verdict("unverified", _load_reason(result))
     if result.end == "protocol_error":
         return Verdict("unverified", f"its report cannot be trusted: {result.reason}")
-    if result.end == "runner_error":
+    if result.end in ("runner_error", "cut_by_load"):
         return Verdict("unverified", f"not run to a result: {result.reason}")
     finished = [c for c in result.cases if c.outcome in ("returned", "raised")]
     cut_short = f"; the run then ended: {result.reason}" if result.end != "completed" and result.reason else ""
