@@ -9,6 +9,11 @@ reported in `skipped` and the rest goes on.
 
 Sites are ordered script, notebook, readme, test, module (the entry's own package last: a call
 there is mostly plumbing, a script shows real data), then by file and line; `MAX_SITES` per entry.
+
+The scan costs time near-linear in what it reads: the repository's classes, names and imports are
+indexed once, and each file's assignments, loops and the kinds of its expressions once per file, so no
+call rescans a file or the repository. It stops where the repository's analysis budget runs out
+(`catalogue.budget`), keeping the sites found.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import ast
 import json
 import re
 import textwrap
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +31,7 @@ from typing import Any, Literal, NamedTuple, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from paperproof.catalogue import checkout
+from paperproof.catalogue.budget import Budget
 from paperproof.catalogue.entry import Entry, Param
 from paperproof.catalogue.extract import HOSTILE_TEXT, MAX_FILE_BYTES, module_name
 
@@ -127,9 +134,10 @@ class _Unit:
     def where(self, line: int) -> tuple[str, int]:
         if self.block:
             return f"{self.file}#block-{self.block}", line
-        for first, number in reversed(self.cells):
-            if line >= first:
-                return f"{self.file}#cell-{number}", line - first + 1
+        at = bisect_right(self.cells, (line, float("inf")))  # the last cell starting at or before `line`
+        if at:
+            first, number = self.cells[at - 1]
+            return f"{self.file}#cell-{number}", line - first + 1
         return self.file, line
 
 
@@ -154,6 +162,62 @@ class _Repo:
     datasets: set[str]
     functions: set[str]
     defined: set[str]  # top-level functions and every class of the repository
+    names: _Names = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.names = _Names(self.by_name)
+
+
+class _Names:
+    """The entries a call's name may mean, indexed once: by name and file, by name and the tails of their module's
+    dotted name (an import names the module or a package on its way), and by name and each part of it. Scoring every
+    entry of a name per call was quadratic in a repository of many modules defining the same names."""
+
+    def __init__(self, by_name: dict[str, list[Entry]]) -> None:
+        self.by_name = by_name
+        self._in_file: dict[tuple[str, str], list[Entry]] = {}
+        self._tails: dict[tuple[str, int], list[int]] = {}  # (name, hash of a tail of module parts) -> positions
+        self._parts: dict[tuple[str, str], list[int]] = {}  # (name, a module part) -> positions
+        self._modules: dict[str, list[list[str]]] = {}  # name -> each candidate's module parts
+        for name, entries in by_name.items():
+            modules = self._modules[name] = []
+            for position, entry in enumerate(entries):
+                self._in_file.setdefault((name, entry.path), []).append(entry)
+                parts = entry.module.split(".")
+                modules.append(parts)
+                for k in range(len(parts)):
+                    self._tails.setdefault((name, hash(tuple(parts[k:]))), []).append(position)
+                for part in dict.fromkeys(parts):
+                    self._parts.setdefault((name, part), []).append(position)
+        self._imported: dict[tuple[str, str], list[Entry]] = {}
+
+    def in_file(self, name: str, path: str) -> list[Entry]:
+        return self._in_file.get((name, path), [])
+
+    def imported(self, name: str, module: str) -> list[Entry]:
+        """The entries named `name` that an import of `module` means, the best by `_score` (none when none scores):
+        those whose module ends with it, else those whose module holds it on the way."""
+        key = (name, module)
+        found = self._imported.get(key)
+        if found is None:
+            found = self._imported[key] = self._best(name, module)
+        return found
+
+    def _best(self, name: str, module: str) -> list[Entry]:
+        if not module:
+            return []
+        wanted, entries, modules = module.split("."), self.by_name[name], self._modules[name]
+        ending = [p for p in self._tails.get((name, hash(tuple(wanted))), []) if modules[p][-len(wanted):] == wanted]
+        if ending:
+            return [entries[p] for p in ending]
+        return [entries[p] for p in self._parts.get((name, wanted[0]), []) if _score(module, entries[p].module)]
+
+    def starred(self, name: str, stars: list[str]) -> list[Entry]:
+        """The entries named `name` whose module any of the star imports `stars` names, in their order."""
+        entries = self.by_name[name]
+        found = {p for m in stars if m for p in self._parts.get((name, m.split(".")[0]), [])
+                 if _score(m, entries[p].module)}
+        return [entries[p] for p in sorted(found)]
 
 
 @dataclass
@@ -167,15 +231,23 @@ class _Site:
     hooks: list[HookCall] = field(default_factory=list)
     loops: list[tuple[ast.stmt, ...]] = field(default_factory=list)  # the loops around each hook call, in order
 
-    def driven(self) -> list[HookCall]:
+    def driven(self, batchy: dict[int, bool] | None = None) -> list[HookCall]:
         """The hooks, with a call made in a loop before another loop of training that calls the instance again
         (`scorer.init()` in a loop over seeds, before its loop over epochs) read as once before training, and one
-        made after it in the same outer loop (`scorer.scores()`) as once after."""
+        made after it in the same outer loop (`scorer.scores()`) as once after. `batchy` keeps what each loop was
+        read as (`_BATCHY_LOOP`), across the sites of a scan."""
+        batchy = {} if batchy is None else batchy
+
+        def over_batches(loop: ast.stmt) -> bool:
+            if id(loop) not in batchy:
+                batchy[id(loop)] = _BATCHY_LOOP(loop)
+            return batchy[id(loop)]
+
         out = []
         for hook, loops in zip(self.hooks, self.loops):
             deeper = [(other.line, extra) for other, extra in ((o, lo[len(loops):]) for o, lo in zip(self.hooks, self.loops)
                                                                if lo[:len(loops)] == loops and len(lo) > len(loops))]
-            training = [line for line, extra in deeper if any(not _BATCHY_LOOP(loop) for loop in extra)]
+            training = [line for line, extra in deeper if any(not over_batches(loop) for loop in extra)]
             if loops and any(line > hook.line for line in training):
                 hook = hook.model_copy(update={"cadence": "once_before_loop"})
             elif loops and training and all(line < hook.line for line in training):
@@ -198,23 +270,31 @@ class _Bound:
     ctx: _Ctx
 
 
-def find_call_sites(root: Path, entries: Sequence[Entry],
-                    skipped: list[tuple[str, str]] | None = None) -> dict[str, list[CallSite]]:
+def find_call_sites(root: Path, entries: Sequence[Entry], skipped: list[tuple[str, str]] | None = None,
+                    budget: Budget | None = None) -> dict[str, list[CallSite]]:
     """`f"{path}::{qualname}"` of every entry -> where the repository calls it (maybe none), in the
-    order of the module docstring; unreadable files go to `skipped` as (path, reason)."""
+    order of the module docstring; unreadable files go to `skipped` as (path, reason). Past the
+    repository's analysis `budget` (a fresh one when none is given: `budget.cut` says where), the
+    sites found so far."""
     skipped = skipped if skipped is not None else []
+    budget = Budget() if budget is None else budget
     found: dict[str, list[_Site]] = {f"{e.path}::{e.qualname}": [] for e in entries}
-    units = _read_units(root, {e.path for e in entries}, skipped)
+    units = _read_units(root, {e.path for e in entries}, skipped, budget)
     repo = _repo(units, entries)
     for unit in units:
+        where = unit.where(1)[0] if unit.block else unit.file
+        if budget.over(where):
+            skipped.append((where, "call sites not read: the repository's analysis budget was spent"))
+            continue
         try:
-            sites = _Scan(unit, repo).run()
+            sites = _Scan(unit, repo).run(budget)
         except HOSTILE_TEXT as exc:
-            skipped.append((unit.where(1)[0] if unit.block else unit.file, f"call sites not read: {_why(exc)}"))
+            skipped.append((where, f"call sites not read: {_why(exc)}"))
             continue
         for site in sites:
             found[f"{site.entry.path}::{site.entry.qualname}"].append(site)
-    return {key: [CallSite(path=s.path, line=s.line, source=s.source, args=s.args, hooks=s.driven())
+    batchy: dict[int, bool] = {}
+    return {key: [CallSite(path=s.path, line=s.line, source=s.source, args=s.args, hooks=s.driven(batchy))
                   for s in sorted(sites, key=lambda s: s.order)[:MAX_SITES]] for key, sites in found.items()}
 
 
@@ -233,20 +313,23 @@ def _normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _read_units(root: Path, entry_paths: set[str], skipped: list[tuple[str, str]]) -> list[_Unit]:
+def _read_units(root: Path, entry_paths: set[str], skipped: list[tuple[str, str]], budget: Budget) -> list[_Unit]:
     units: list[_Unit] = []
-    budget, files = MAX_TOTAL_CHARS, 0
+    left, files = MAX_TOTAL_CHARS, 0
     for rel in checkout.walk(root, checkout.Walk(skipped), skip_dir=lambda n: n in SKIP_DIRS or n.startswith(".")):
         kind = rel.rpartition(".")[2]
         if kind not in ("py", "ipynb") and not (kind == "md" and "/" not in rel):
             continue
         files += 1
-        if files > MAX_FILES or budget <= 0:
+        if files > MAX_FILES or left <= 0:
             skipped.append((rel, "not read for call sites: past the scan's caps on files and bytes"))
+            continue
+        if budget.over(rel):
+            skipped.append((rel, "not read for call sites: the repository's analysis budget was spent"))
             continue
         try:
             text = _normalise(checkout.read_text(root, rel, MAX_NOTEBOOK_BYTES if kind == "ipynb" else MAX_FILE_BYTES))
-            budget -= len(text)
+            left -= len(text)
             if kind == "py":
                 units.append(_py_unit(rel, text, entry_paths))
             elif kind == "ipynb":
@@ -329,17 +412,29 @@ def _repo(units: list[_Unit], entries: Sequence[Entry]) -> _Repo:
         elif e.kind != "method":
             by_name.setdefault(e.name, []).append(e)
     bases: dict[str, set[str]] = {}
+    below: dict[str, set[str]] = {}  # a base's name -> the classes naming it among their bases
     functions: set[str] = set()
     for unit in units:
         functions.update(n.name for n in unit.tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
         for node in ast.walk(unit.tree):
             if isinstance(node, ast.ClassDef):
-                bases.setdefault(node.name, set()).update((_dotted(b) or "").rpartition(".")[2] for b in node.bases)
+                named = {(_dotted(b) or "").rpartition(".")[2] for b in node.bases}
+                bases.setdefault(node.name, set()).update(named)
+                for base in named:
+                    below.setdefault(base, set()).add(node.name)
 
     def subclasses(seeds: set[str]) -> set[str]:
+        """The classes with a seed or one of these classes among their bases, at any depth: each class and each
+        base visited once (the fixed point over every class, grown a class a round, was cubic in a chain)."""
         found: set[str] = set()
-        while grown := {n for n, b in bases.items() if n not in found and b & (seeds | found)}:
-            found |= grown
+        pending = list(seeds)
+        visited = set(seeds)
+        while pending:
+            for name in below.get(pending.pop(), ()):
+                found.add(name)
+                if name not in visited:
+                    visited.add(name)
+                    pending.append(name)
         return found
 
     return _Repo(by_name, methods, subclasses({"Module", "LightningModule", "PreTrainedModel"}),
@@ -461,6 +556,14 @@ class _Scan:
         self.defaults = _argparse_defaults(unit.tree)
         for stmt in unit.tree.body:
             self._visit(stmt, _Ctx(unit.tree))
+        # Read once per unit, asked per call: each would otherwise rescan the file or a scope.
+        self._kinds: dict[tuple[ast.AST, ast.AST, int, int], _Kind] = {}
+        self._lines_of: dict[tuple[ast.AST, str], list[int] | None] = {}
+        self._encoded: dict[int, bytes] = {}
+        self._params: dict[ast.AST, frozenset[str]] = {}
+        self._returns: dict[ast.AST, list[ast.Return]] = {}
+        self._targets: dict[str, list[Entry]] = {}
+        self._after: dict[ast.AST, tuple[list[int], list[int]]] = {}
 
     def _import_table(self) -> tuple[dict[str, str], list[str]]:
         table: dict[str, str] = {}
@@ -533,18 +636,48 @@ class _Scan:
                 self._bind(elt, scope, line, value, loop, (*path, i))
 
     def _last(self, name: str, scope: ast.AST, line: int) -> _Assign | None:
-        found = next((a for a in reversed(self.assigns.get(scope, {}).get(name, [])) if a.line < line), None)
+        """The last assignment of `name` in `scope` on a line before `line` (else a global's last)."""
+        found = None
+        assigned = self.assigns.get(scope, {}).get(name, [])
+        if assigned:
+            key = (scope, name)
+            if key not in self._lines_of:  # assignments are recorded in source order; bisect them when they are
+                lines = [a.line for a in assigned]
+                self._lines_of[key] = lines if all(a <= b for a, b in zip(lines, lines[1:])) else None
+            lines_of = self._lines_of[key]
+            if lines_of is None:
+                found = next((a for a in reversed(assigned) if a.line < line), None)
+            elif (at := bisect_left(lines_of, line)) > 0:
+                found = assigned[at - 1]
         if found is None and scope is not self.unit.tree:  # a global, set before the function runs
             found = next(reversed(self.assigns.get(self.unit.tree, {}).get(name, [])), None)
         return found
 
+    def _row(self, index: int) -> bytes:
+        row = self._encoded.get(index)
+        if row is None:
+            row = self._encoded[index] = self.lines[index].encode("utf-8") if index < len(self.lines) else b""
+        return row
+
     def text(self, node: ast.expr) -> str:
+        """The node's source (13 lines at most, `MAX_TEXT` characters), read from lines encoded once and from no
+        more of them than it shows: a long line is not copied per call made on it."""
         first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
-        rows = [s.encode("utf-8") for s in self.lines[first:min(last, first + 12) + 1]]
+        rows: list[bytes | memoryview] = [memoryview(self._row(i)) for i in range(first, min(last, first + 12) + 1)
+                                          if i < len(self.lines)]
+        if not rows:
+            return ""
         if last < first + 12:
             rows[-1] = rows[-1][:node.end_col_offset]
         rows[0] = rows[0][node.col_offset:]
-        out = b"\n".join(rows).decode("utf-8", "replace")
+        enough = 4 * MAX_TEXT + 4  # bytes: more than MAX_TEXT characters of UTF-8, whatever they are
+        taken, size = [], 0
+        for row in rows:
+            taken.append(row[:enough - size])
+            size += len(taken[-1]) + 1
+            if size >= enough:
+                break
+        out = b"\n".join(taken).decode("utf-8", "replace")
         return out if len(out) <= MAX_TEXT else out[:MAX_TEXT - 1] + "\u2026"
 
     def _full(self, node: ast.AST) -> str | None:
@@ -585,6 +718,18 @@ class _Scan:
         return node, origin_line, None
 
     def kind(self, node: ast.expr, scope: ast.AST, line: int, depth: int = 0) -> _Kind:
+        """What the expression holds, read a few hops back. Asked again for the same node, scope, line and depth
+        (16 keys of a dict each naming the same variable, at each of 4 depths), it is answered from what was read."""
+        key = (node, scope, line, depth)
+        found = self._kinds.get(key)
+        if found is None:
+            found = self._kinds[key] = self._kind(node, scope, line, depth)
+        kind, value, rank = found
+        if isinstance(value, dict | list):  # each answer its own container, as when it was read anew
+            return kind, type(value)(value), rank
+        return found
+
+    def _kind(self, node: ast.expr, scope: ast.AST, line: int, depth: int) -> _Kind:
         if depth > 4:
             return _NONE
         if isinstance(node, ast.Name):
@@ -593,8 +738,7 @@ class _Scan:
                 return fixed
             if origin is not node:
                 return self.kind(origin, scope, origin_line or line, depth + 1)
-            params = scope.args if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) else None
-            if params and node.id in {a.arg for a in (*params.posonlyargs, *params.args, *params.kwonlyargs)}:
+            if node.id in self._parameters(scope):
                 return _NONE  # a parameter: what its callers pass is another call site
             if node.id in self.repo.functions or node.id in self.defs:
                 return ("callable", None, None)
@@ -667,7 +811,10 @@ class _Scan:
         if isinstance(func, ast.Name):
             defined = self.defs.get(func.id)
             if isinstance(defined, ast.FunctionDef):  # a helper of this file: what does it return?
-                returns = [n for n in ast.walk(defined) if isinstance(n, ast.Return) and n.value is not None]
+                returns = self._returns.get(defined)
+                if returns is None:
+                    returns = self._returns[defined] = [n for n in ast.walk(defined)
+                                                        if isinstance(n, ast.Return) and n.value is not None][:3]
                 for ret in returns[:3]:
                     returned = self.kind(cast(ast.expr, ret.value), defined, ret.lineno, depth + 1)
                     if returned[0] is not None:
@@ -675,6 +822,14 @@ class _Scan:
             if self.kind(func, scope, line, depth + 1)[0] == "model":
                 return ("logits", None, None)
         return _NONE
+
+    def _parameters(self, scope: ast.AST) -> frozenset[str]:
+        found = self._params.get(scope)
+        if found is None:
+            params = scope.args if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            found = self._params[scope] = frozenset(a.arg for a in (*params.posonlyargs, *params.args,
+                                                                    *params.kwonlyargs)) if params else frozenset()
+        return found
 
     def evidence(self, param: str, arg: ast.expr, scope: ast.AST, line: int) -> ArgEvidence:
         origin, origin_line, fixed = self.trace(arg, scope, line)
@@ -698,24 +853,30 @@ class _Scan:
         return [self.evidence(name, value, scope, call.lineno) for name, value in pairs]
 
     def targets(self, func: ast.expr) -> list[Entry]:
-        """Entries a call's function names: imported, defined here, star-imported, or unique by name."""
+        """Entries a call's function names: imported, defined here, star-imported, or unique by name. Found once
+        per name in a unit (`run` drops those that can take no more sites)."""
         dotted = _dotted(func)
         if dotted is None:
             return []
+        found = self._targets.get(dotted)
+        if found is None:
+            found = self._targets[dotted] = self._find(dotted)
+        return found
+
+    def _find(self, dotted: str) -> list[Entry]:
         head, _, rest = dotted.partition(".")
-        candidates = self.repo.by_name.get(dotted.rpartition(".")[2], [])
+        name = dotted.rpartition(".")[2]
+        candidates = self.repo.by_name.get(name, [])
         if not candidates:
             return []
         if head in self.imports:
             full = self.imports[head] + (f".{rest}" if rest else "")
-            scores = [(_score(full.rpartition(".")[0], e.module), e) for e in candidates]
-            best = max(s for s, _ in scores)
-            return [e for s, e in scores if s == best] if best else []
+            return self.repo.names.imported(name, full.rpartition(".")[0])
         if rest:
             return []
         if head in self.defs:
-            return [e for e in candidates if e.path == self.unit.file]
-        starred = [e for e in candidates if any(_score(m, e.module) for m in self.stars)]
+            return self.repo.names.in_file(name, self.unit.file)
+        starred = self.repo.names.starred(name, self.stars) if self.stars else []
         return starred or (candidates if len(candidates) == 1 else [])
 
     def site(self, entry: Entry, call: ast.Call, params: list[Param] | None, scope: ast.AST) -> _Site:
@@ -723,7 +884,8 @@ class _Scan:
         return _Site(entry, (SOURCE_ORDER[self.unit.source], self.unit.file, self.unit.block, call.lineno,
                              call.col_offset), path, line, self.unit.source, self.bind_args(call, params, scope))
 
-    def run(self) -> list[_Site]:
+    def run(self, budget: Budget | None = None) -> list[_Site]:
+        """The unit's sites, in the order of its calls; past the `budget`, those found so far."""
         out: list[_Site] = []
         bound: dict[tuple[ast.AST | None, str], _Bound] = {}
         count: dict[str, int] = {}
@@ -732,18 +894,26 @@ class _Scan:
             count[entry.qualname] = count.get(entry.qualname, 0) + 1
             return count[entry.qualname] > MAX_SITES
 
-        for call, ctx in sorted(self.calls, key=lambda c: (c[0].lineno, c[0].col_offset)):
+        for number, (call, ctx) in enumerate(sorted(self.calls, key=lambda c: (c[0].lineno, c[0].col_offset))):
+            if budget is not None and number % 256 == 0 and budget.over(f"{self.unit.where(call.lineno)[0]}"):
+                break
             if self._hook(call, ctx, bound, out, full):
                 continue
-            for entry in self.targets(call.func):
+            found = self.targets(call.func)
+            spent = False
+            for entry in found:
                 inside = self.unit.file == entry.path and entry.lineno <= call.lineno <= entry.end_lineno
                 if inside or full(entry):
+                    spent = spent or count.get(entry.qualname, 0) > MAX_SITES
                     continue
                 params = (entry.params or None) if entry.kind == "class" else _drop_self(entry)
                 out.append(site := self.site(entry, call, params, ctx.scope))
                 key, line = self.binds.get(call, ("", 0))
                 if entry.kind == "class" and key:
                     bound[(None if key.startswith("self.") else ctx.scope, key)] = _Bound(site, line, ctx)
+            if spent:  # an entry past MAX_SITES stays there (its count only grows): later calls need not look at it
+                dotted = cast(str, _dotted(call.func))
+                self._targets[dotted] = [e for e in found if count.get(e.qualname, 0) <= MAX_SITES]
         return out
 
     def _hook(self, call: ast.Call, ctx: _Ctx, bound: dict[tuple[ast.AST | None, str], _Bound],
@@ -788,9 +958,23 @@ class _Scan:
                 if any(isinstance(n, ast.Name) and (n.id in names or "epoch" in n.id.lower()) for n in ast.walk(test)):
                     return "chosen_epochs"
             return "per_epoch"
-        after = [loop for loop in self.loops.get(ctx.scope, [])
-                 if (loop.end_lineno or loop.lineno) < call.lineno and (not same or loop.lineno > b.line)]
+        ends, starts = self._loops_ended(ctx.scope)
+        before = bisect_left(ends, call.lineno)  # the loops of the scope that end before the call
+        after = before > 0 and (not same or starts[before - 1] > b.line)  # one of them begins after the binding
         return "once_after_loop" if after else "once"
+
+    def _loops_ended(self, scope: ast.AST) -> tuple[list[int], list[int]]:
+        """The scope's loops by the line they end on: those lines, sorted, and the latest line any of the first k
+        begins on, for each k."""
+        found = self._after.get(scope)
+        if found is None:
+            spans = sorted(((loop.end_lineno or loop.lineno), loop.lineno) for loop in self.loops.get(scope, []))
+            starts, latest = [], 0
+            for _, start in spans:
+                latest = max(latest, start)
+                starts.append(latest)
+            found = self._after[scope] = ([end for end, _ in spans], starts)
+        return found
 
     def _batchy(self, loop: ast.stmt, scope: ast.AST) -> bool:
         if not isinstance(loop, ast.For | ast.AsyncFor):

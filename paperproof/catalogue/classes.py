@@ -5,7 +5,9 @@ methods from (`fit()` defined once on a plugin base class), and the class an arg
 Research code is often a family of classes on one base of the repository: the entry defines its score, and the
 base the way it is called. Reading the entry alone misses how it is run. Nothing here imports or runs the
 repository: a name is followed through the `import` statements of the file that uses it, to the file that
-defines it, over the folders the repository imports itself from (`Entry.sys_path`).
+defines it, over the folders the repository imports itself from (`Entry.sys_path`). Each file's imports and
+definitions, each module's file and each class's bases are read once and kept (a chain of thousands of classes
+is asked about over and over).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import textwrap
+from collections import deque
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -57,6 +60,10 @@ class RepoClasses:
         self.repo = repo
         self._trees: dict[str, ast.Module | None] = {}
         self._entries: dict[str, list[Entry]] = {}
+        self._defined: dict[str, dict[tuple[str, str], Entry]] = {}  # rel -> (kind, name) -> its first entry
+        self._imported: dict[str, dict[str, tuple[str, str | None]]] = {}
+        self._files_of: dict[str, str | None] = {}
+        self._facts: dict[tuple[str, int, str], tuple[list[str], bool]] = {}
 
     @cached_property
     def _files(self) -> set[str]:
@@ -73,6 +80,11 @@ class RepoClasses:
         return self._trees[rel]
 
     def _file_of(self, module: str) -> str | None:
+        if module not in self._files_of:
+            self._files_of[module] = self._find_file(module)
+        return self._files_of[module]
+
+    def _find_file(self, module: str) -> str | None:
         parts = module.split(".")
         for root in self.roots:
             for candidate in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
@@ -81,11 +93,25 @@ class RepoClasses:
                     return rel
         return None
 
+    def _own(self, rel: str, kind: str, name: str) -> Entry | None:
+        """The first entry of the file `rel` of that kind and name."""
+        defined = self._defined.get(rel)
+        if defined is None:
+            defined = self._defined[rel] = {}
+            for e in self._entries.get(rel, []):
+                defined.setdefault((e.kind, e.name), e)
+        return defined.get((kind, name))
+
     def _module_of(self, rel: str) -> str:
         return import_name(rel, self._files)
 
     def _imports(self, rel: str) -> dict[str, tuple[str, str | None]]:
         """Local name -> (module, attribute) for `from m import a as b`, (module, None) for `import m as b`."""
+        if rel not in self._imported:
+            self._imported[rel] = self._read_imports(rel)
+        return self._imported[rel]
+
+    def _read_imports(self, rel: str) -> dict[str, tuple[str, str | None]]:
         tree = self._tree(rel)
         if tree is None:
             return {}
@@ -117,7 +143,7 @@ class RepoClasses:
             return None
         head, _, rest = name.partition(".")
         if not rest:
-            own = next((e for e in self._entries.get(rel, []) if e.kind == kind and e.name == head), None)
+            own = self._own(rel, kind, head)
             if own is not None:
                 return Found(own, self._module_of(rel))
         imported = self._imports(rel).get(head)
@@ -141,13 +167,13 @@ class RepoClasses:
         constructor where it defines none of its own."""
         methods, params = list(entry.methods), dict(entry.method_params)
         constructor = list(entry.params)
-        own_init = _defines_init(entry)
+        own_init = self._class_facts(entry)[1]
         origins: dict[str, str] = {}
         files: list[str] = []
         seen = {(entry.path, entry.name)}
-        pending = [(b, entry.path, 0) for b in _base_names(entry)]
+        pending = deque((b, entry.path, 0) for b in self._class_facts(entry)[0])
         while pending:
-            base, rel, depth = pending.pop(0)
+            base, rel, depth = pending.popleft()
             found = self.find(base, rel)
             if found is None or depth >= MAX_DEPTH or (found.entry.path, found.entry.name) in seen:
                 continue
@@ -159,14 +185,21 @@ class RepoClasses:
                     methods.append(method)
                     params[method] = found.entry.method_params.get(method, [])
                     origins[method] = where
-            if not own_init and "__init__" not in origins and _defines_init(found.entry):
+            if not own_init and "__init__" not in origins and self._class_facts(found.entry)[1]:
                 constructor = list(found.entry.params)
                 origins["__init__"] = where
-            pending.extend((b, found.entry.path, depth + 1) for b in _base_names(found.entry))
+            pending.extend((b, found.entry.path, depth + 1) for b in self._class_facts(found.entry)[0])
         if not origins:
             return Inherited(entry, {}, tuple(files))
         return Inherited(entry.model_copy(update={"methods": methods, "method_params": params,
                                                   "params": constructor}), origins, tuple(files))
+
+    def _class_facts(self, entry: Entry) -> tuple[list[str], bool]:
+        """The base names a class entry's source gives and whether it defines `__init__`, parsed once."""
+        key = (entry.path, entry.lineno, entry.code_sha256)
+        if key not in self._facts:
+            self._facts[key] = (_base_names(entry), _defines_init(entry))
+        return self._facts[key]
 
     def names(self, rel: str) -> list[str]:
         """The names the file `rel` imports or defines as classes, in a stable order."""

@@ -59,8 +59,7 @@ def script_sys_paths(tree: ast.Module, rel: str) -> list[str]:
     found: list[str] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("append", "insert") and ast.unparse(node.func.value) == "sys.path"
-                and node.args):
+                and node.func.attr in ("append", "insert") and _is_sys_path(node.func.value) and node.args):
             continue
         value = node.args[-1]
         for cwd in dict.fromkeys([here, ""]):
@@ -71,6 +70,12 @@ def script_sys_paths(tree: ast.Module, rel: str) -> list[str]:
                 if not folder.startswith("..") and not folder.startswith("/") and folder not in found:
                     found.append(folder)
     return found
+
+
+def _is_sys_path(node: ast.expr) -> bool:
+    """`sys.path`, read from the tree: unparsing the receiver of every `.append` was quadratic in a chain of them."""
+    return isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name) \
+        and node.value.id == "sys"
 
 
 def _evaluate(node: ast.expr, rel: str, cwd: str, depth: int = 0) -> str | None:

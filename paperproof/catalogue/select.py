@@ -12,6 +12,7 @@ entry left out (`left_out`).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -88,7 +89,7 @@ def score(entry: Entry, terms: set[str], readme: str) -> tuple[float, str]:
     doc_words = words(entry.docstring or "")
     metric_hits = len(name_words & METRIC_VOCABULARY) * 3 + len(doc_words & METRIC_VOCABULARY)
     paper_hits = len((name_words | doc_words) & terms)
-    readme_hit = bool(readme) and re.search(rf"\b{re.escape(entry.name)}\b", readme) is not None
+    readme_hit = bool(readme) and _in_readme(entry.name, readme)
     total: float = metric_hits + min(paper_hits, 6) + (6 if readme_hit else 0)
     if UTILITY_NAMES.match(entry.name):
         total -= 4
@@ -103,6 +104,23 @@ def score(entry: Entry, terms: set[str], readme: str) -> tuple[float, str]:
     else:
         basis = "first_harvest_node"
     return total, basis
+
+
+_WORD = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=4)
+def _readme_words(readme: str) -> frozenset[str]:
+    """Every run of word characters of a README, read once for all of a repository's entries."""
+    return frozenset(_WORD.findall(readme))
+
+
+def _in_readme(name: str, readme: str) -> bool:
+    """`re.search(rf"\\b{name}\\b", readme)`: a name of word characters only (every identifier, nearly) is there as a
+    whole run of them; searching the README once per entry was quadratic in a repository of many entries."""
+    if _WORD.fullmatch(name):
+        return name in _readme_words(readme)
+    return re.search(rf"\b{re.escape(name)}\b", readme) is not None
 
 
 def _against(entry: Entry) -> int:
