@@ -35,6 +35,10 @@ RunEnd = Literal[
 ]
 
 
+# RunResult's fields that say how long a run took: they vary from run to run, and compare nothing about the sample
+TIMING_FIELDS = frozenset({"cpu_seconds", "wall_seconds", "waited_seconds"})
+
+
 class EncodedValue(BaseModel):
     """A returned value as the child summarised it: type, shape, range, and small data in full."""
 
