@@ -23,6 +23,7 @@ from paperproof.build.repo_pages import write_repositories
 from paperproof.build.summary import BuildSummary
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.archive import Archive, Reject, bundled_root, open_archive
+from paperproof.catalogue.budget import Budget, noted
 from paperproof.catalogue.community import KIND as COMMUNITY_KIND
 from paperproof.catalogue.community import Community, annotate, curated
 from paperproof.catalogue.extract import HOSTILE_TEXT, extract_repo
@@ -185,15 +186,17 @@ def collect_paper_terms(archive: Archive, links: LinkTable,
 
 def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_repo: int,
                    summary: BuildSummary) -> dict[str, RepoWork]:
-    """Extract every entry of each repository with `ast`, then keep the most relevant."""
+    """Extract every entry of each repository with `ast`, then keep the most relevant. Each repository's analysis
+    has its budget of CPU time (`catalogue.budget`): one that spends it keeps what was read, and its record says so."""
     chosen = dict(repos)
     for key, work in bar(sorted(repos.items()), "extract", unit="repo"):
         record = work.record
         if record.snapshot is None:  # no source (`has_source`): nothing to extract
             continue
         root = Path(record.snapshot)
+        budget = Budget()
         try:
-            report = extract_repo(root, record.repo)
+            report = extract_repo(root, record.repo, budget)
             readme = readme_text(record)
             selected = tuple(select(report.entries, terms.get(key, set()), readme, per_repo))
         except (*HOSTILE_TEXT, OSError) as exc:  # a repository is a record, never the end of the build
@@ -201,7 +204,7 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
             chosen[key] = work.but(record=record.model_copy(update={"note": "; ".join(filter(None, (record.note, reason)))}))
             continue
         summary.skipped_files.extend((record.repo, path, reason) for path, reason in report.skipped)
-        chosen[key] = work.but(selected=selected)
+        chosen[key] = work.but(record=noted(record, budget), selected=selected, analysed=budget.spent)
     return chosen
 
 

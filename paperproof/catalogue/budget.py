@@ -42,6 +42,12 @@ class Budget:
                "what was read before is kept"
 
 
+def cut_note(record: RepoRecord) -> str | None:
+    """The record's note on the cut, if its analysis was cut (a sample of it says so: `verify` shows no record)."""
+    note = record.note or ""
+    return note[note.index(CUT):] if CUT in note else None
+
+
 def noted(record: RepoRecord, budget: Budget) -> RepoRecord:
     """`record` with the cut in its note (once, whichever stage spent the budget); unchanged when not cut."""
     if budget.cut is None or CUT in (record.note or ""):

@@ -17,6 +17,7 @@ class RepoWork:
     selected: tuple[Selected, ...] = ()
     samples: tuple[Sample, ...] = ()
     papers: tuple[tuple[str, str], ...] = ()  # (slug, repo kind), in slug order of the links
+    analysed: float = 0.0  # CPU seconds its static analysis took so far, of its budget (`catalogue.budget`)
 
     def but(self, **changes: object) -> RepoWork:
         """This record with some fields replaced: how a stage hands on what it made."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from paperproof.catalogue import licence
+from paperproof.catalogue.budget import Budget, noted
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_work import RepoWork
@@ -50,7 +51,9 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
     checkout's missing imports are installed from wheels (None: nothing is installed)."""
     root = path.resolve()
     record = local_record(root)
-    found = extract_repo(root, record.repo).entries
+    budget = Budget()  # the checkout's static analysis, as a build's: past it, what was read (and each sample says so)
+    found = extract_repo(root, record.repo, budget).entries
+    record = noted(record, budget)
     if entries:
         wanted = set(entries)
         matched = {name for e in found for name in (f"{e.path}::{e.qualname}", e.qualname) if name in wanted}
@@ -62,7 +65,6 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
     readme = readme_text(record)
     chosen = select(found, set(), readme, None if (everything or entries) else per_repo)
-    judged = run_and_judge({"local": RepoWork(record, tuple(chosen))}, RunSettings(workers=workers, limits=limits,
-                                                                                 environments=environments,
-                                                                                 planted=planted))
+    judged = run_and_judge({"local": RepoWork(record, tuple(chosen), analysed=budget.spent)},
+                           RunSettings(workers=workers, limits=limits, environments=environments, planted=planted))
     return list(judged.repos["local"].samples)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paperproof.catalogue.budget import Budget, cut_note, noted
 from paperproof.catalogue.callsites import find_call_sites
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.extract import HOSTILE_TEXT
@@ -257,12 +258,18 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
     jobs = []
     skipped = []
     envs: dict[str, environment.Environment | None] = {}
+    repos = dict(repos)  # a repository whose call-site scan spends its analysis budget gets the note on its record
     for key in sorted(repos):
         work = repos[key]
         env = envs[key] = environment.for_record(work.record, settings.environments) if work.selected else None
         paths = env.paths if env is not None else ()
-        # How the repository calls its own entries (scripts, tests, notebooks, README): read once per repository.
-        sites = find_call_sites(Path(_snapshot(work)), [c.entry for c in work.selected]) if work.selected else {}
+        # How the repository calls its own entries (scripts, tests, notebooks, README): read once per repository,
+        # on what is left of its analysis budget after extraction.
+        budget = Budget(spent=work.analysed)
+        sites = find_call_sites(Path(_snapshot(work)), [c.entry for c in work.selected], budget=budget) \
+            if work.selected else {}
+        if budget.cut is not None:
+            work = repos[key] = work.but(record=noted(work.record, budget))
         for chosen in work.selected:
             called = sites.get(f"{chosen.entry.path}::{chosen.entry.qualname}", [])
             try:
@@ -320,7 +327,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
             sample = sample.model_copy(update={"planted": scored,
                                                "fidelity": departures.with_planted(sample.fidelity, scored)})
         found = envs.get(job.key)
-        env_notes = found.describe() if found is not None else []
+        env_notes = [*(found.describe() if found is not None else []), *filter(None, [cut_note(work.record)])]
         made[job.key].append(sample.model_copy(update={"notes": [*sample.notes, *env_notes]}) if env_notes else sample)
     linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
     judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
