@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
 from paperproof.catalogue.closure import Closure
 from paperproof.catalogue.evidence import Evidence
@@ -30,6 +30,9 @@ class Param(BaseModel):
     @property
     def required(self) -> bool:
         return self.default is None and self.kind not in ("var_positional", "var_keyword")
+
+
+CLOSURE_FIELDS = frozenset({"closure", "closure_names", "closure_imports", "closure_modules"})
 
 
 class Entry(BaseModel):
@@ -68,6 +71,20 @@ class Entry(BaseModel):
     sys_path: list[str] = Field(default_factory=list)
     evidence: Evidence = Field(default_factory=Evidence)
     _closure: Closure = PrivateAttr(default_factory=Closure)  # set by extraction, right after it makes the entry
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _closure_given(cls, data: Any, handler: ModelWrapValidatorHandler[Entry]) -> Entry:
+        """An entry made with its closure as values (`Entry(closure=..., closure_names=...)`) keeps them."""
+        given = {}
+        if isinstance(data, dict) and not CLOSURE_FIELDS.isdisjoint(data):
+            data = dict(data)
+            given = {name: data.pop(name) for name in CLOSURE_FIELDS if name in data}
+        entry = handler(data)
+        if given:
+            entry._closure = Closure.fixed(list(given.get("closure_names", [])), list(given.get("closure_imports", [])),
+                                           str(given.get("closure", "")), dict(given.get("closure_modules", {})))
+        return entry
 
     @property
     def closure_source(self) -> Closure:
