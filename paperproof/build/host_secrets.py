@@ -56,7 +56,8 @@ _SECRET_KEY = re.compile(r"pass|secret|token|auth|key|credential|private|session
 _NOT_SECRET_KEY = re.compile(r"cert|(file|path|dir|command|cmd|helper|type|url|host|user(name)?|login|email|region|"
                              r"expir\w*)$", re.IGNORECASE)
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----(.*?)-----END \1-----", re.DOTALL)
-_ASSIGNMENT = re.compile(r"""^\s*(?:-\s+)?["']?([A-Za-z0-9_.:/@-]+?)["']?\s*(?:=|:(?=\s|$))\s*(.*?)\s*$""")
+# Applied to a stripped line: the value runs to its end, so no trailing `\s*` is tried against each of its lengths.
+_ASSIGNMENT = re.compile(r"""(?:-\s+)?["']?([A-Za-z0-9_.:/@-]+?)["']?\s*(?:=|:(?=\s|$))\s*(.*)""")
 _USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:([^\s/@]+)@")
 _NETRC_WORDS = ("password", "passwd", "account")
 _BOILERPLATE = {"true", "false", "null", "none", "yes", "no", "required", "optional"}
@@ -127,7 +128,7 @@ def _line_values(text: str) -> Iterator[str]:
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", ";", "[")):
             continue
-        assignment = _ASSIGNMENT.match(line)
+        assignment = _ASSIGNMENT.match(stripped)
         if assignment and _secret_key(assignment.group(1)):
             value = assignment.group(2).strip().strip("\"'")
             if value.startswith("{"):
