@@ -25,6 +25,7 @@ from paperproof.build import publish, search
 from paperproof.build.site_paths import SitePaths
 from paperproof.plumbing import host_process
 from paperproof.runner.environment import prepare, uv_binary
+from paperproof.runner.executor import Zygote
 from tests.test_environment import make_wheel
 
 SECRET = "s3cr3t-builder-value-0123456789"
@@ -227,3 +228,21 @@ def test_pagefind_started_inside_a_hostile_checkout_runs_in_a_scratch_folder_wit
     assert not any(SECRET.encode() in variable for variable in environ)
     assert f"HOME={folder}".encode() in environ
     assert not Path(folder).exists(), "the scratch folder outlived the indexer"
+
+
+def test_the_sandbox_zygote_started_inside_a_checkout_works_outside_it(tmp_path, monkeypatch):
+    """The zygote keeps root's capabilities (it makes the sandbox's namespaces), so it runs only our code: `-I`,
+    an allow-listed environment, and never the builder's folder."""
+    repo = hostile_checkout(tmp_path / "repo", tmp_path / "marker", "http://127.0.0.1:9/simple")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PAPERPROOF_DEPLOY_TOKEN", SECRET)
+    zygote = Zygote()
+    try:
+        process = zygote._start()
+        folder = os.readlink(f"/proc/{process.pid}/cwd")
+        environ = Path(f"/proc/{process.pid}/environ").read_bytes()
+    finally:
+        zygote.close()
+    assert folder == "/"
+    assert SECRET.encode() not in environ
+    assert not (tmp_path / "marker").exists()

@@ -136,6 +136,7 @@ class Zygote:
             [sys.executable, "-I", "-m", "paperproof.runner.zygote", str(self.slot)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
             env=env, start_new_session=True, pass_fds=(self._slot.fd,),
+            cwd="/",  # never the builder's folder (`verify .` runs in the checkout): the zygote reads nothing relative
         )
         ready = self._read_line(START_SECONDS)
         try:
