@@ -4,8 +4,9 @@ still spends its analysis budget is cut, says so on its page and twin, and leave
 The scale test measures CPU time (`time.process_time`) at 10, 100 and 1,000 normal files' worth of each shape
 (`tests/analysis_shapes.py`), side by side in one process, and compares the cost per file: linear code keeps it
 (n log n lets it grow by a third a step), quadratic code multiplies it by 10 a step. The bound, 4 a step, leaves a
-busy machine room on both sides. On the code before this test, the first step already failed every shape but one
-(the cost per file grew 30 to 130 times); the last took minutes or hours at 1,000.
+busy machine room on both sides. The code before this test failed every shape: the cost per file grew 5 to 13 times
+from 10 to 100 (from 100 to 1,000 for the cycle of modules, which took 64 s at 1,000); the three others did not end
+within 300 CPU seconds at 1,000. Now the four take 2.5 to 9.5 s there.
 """
 
 from __future__ import annotations
