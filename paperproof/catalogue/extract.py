@@ -45,9 +45,6 @@ class ExtractReport:
     cut: str | None = None
 
 
-_Module = ModuleFacts
-
-
 def python_files(root: Path, skipped: list[tuple[str, str]] | None = None) -> list[str]:
     """The repository's Python sources (relative paths) in a stable order, skipping tests, docs and
     vendored trees and never following a link (`checkout.walk`, with its caps)."""
