@@ -55,8 +55,8 @@ def test_declared_requirements_are_read_from_every_declaration_and_never_from_se
 
 def test_hostile_declarations_are_read_inside_the_checkout_bounded_and_never_expanded(tmp_path):
     """A requirements file linked to a credentials file, a fifo, a 1 TiB sparse file, a `setup.cfg` whose
-    interpolation would expand to gigabytes, a `pyproject.toml` of the wrong shapes: each is refused or read as
-    text, at once, and nothing of the host comes back."""
+    interpolation would expand to gigabytes, a `pyproject.toml` of the wrong shapes or nested past the parser's
+    recursion: each is refused or read as text, at once, and nothing of the host comes back."""
     outside = tmp_path / "credentials"
     outside.write_text("aws-secret-paperproof==1.0\n")
     repo = tmp_path / "repo"
@@ -70,8 +70,9 @@ def test_hostile_declarations_are_read_inside_the_checkout_bounded_and_never_exp
     (repo / "setup.cfg").write_text("\n".join([*bomb, "install_requires =", "    tqdm>=4 %(a11)s"]) + "\n")
     (repo / "pyproject.toml").write_text('project = "not a table"\ntool = 3\n')
     (repo / "environment.yml").write_text("dependencies:\n  - " + "a" * 100_000 + " " * 100_000 + "!\n  - scipy=1.9\n")
-    found = declared(repo)
-    assert found == {"tqdm": ">=4", "scipy": "==1.9"}
+    assert declared(repo) == {"tqdm": ">=4", "scipy": "==1.9"}
+    (repo / "pyproject.toml").write_text("project = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert declared(repo) == {"tqdm": ">=4", "scipy": "==1.9"}
 
 
 @pytest.fixture()

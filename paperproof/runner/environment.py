@@ -91,7 +91,7 @@ def declared(root: Path) -> dict[str, str]:
     if "pyproject.toml" in files:
         try:
             data = tomllib.loads(_read(root, "pyproject.toml"))
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, RecursionError, MemoryError):  # arrays nested 100,000 deep recurse
             data = {}
         project, tool = data.get("project"), data.get("tool")
         dependencies = project.get("dependencies", []) if isinstance(project, dict) else []
