@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from paperproof.build import host_secrets, leaks
+from tests.test_hostile_build import GOOD
 
 TOKEN = 'ghp_<fake>&"token"0123456789'
 
@@ -179,18 +180,6 @@ def test_take_looks_for_the_host_secrets_and_names_the_file(tmp_path: Path, monk
 
 # --- the build and verify, as real processes, with a home folder full of credentials ---
 
-GOOD = '''import numpy as np
-
-
-def mean_margin(probs: np.ndarray) -> float:
-    """Mean gap between the top two probabilities.
-
-    Args:
-        probs: predicted probabilities, shape (N, K)
-    """
-    top = np.sort(probs, axis=1)
-    return float(np.mean(top[:, -1] - top[:, -2]))
-'''
 
 
 def _archive(tmp_path: Path, names: list[str]) -> Path:

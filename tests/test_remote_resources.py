@@ -26,19 +26,8 @@ from paperproof.build.readme_images import IMAGE_BYTES, candidates, readme_image
 from paperproof.build.render import markdown_html
 from tests.sitecheck import check_site, foreign
 from tests.test_archive import LINK, PAPER, write_dump
+from tests.test_hostile_build import GOOD
 
-GOOD = '''import numpy as np
-
-
-def mean_margin(probs: np.ndarray) -> float:
-    """Mean gap between the top two probabilities.
-
-    Args:
-        probs: predicted probabilities, shape (N, K)
-    """
-    top = np.sort(probs, axis=1)
-    return float(np.mean(top[:, -1] - top[:, -2]))
-'''
 EVIL = "evil.example.org"
 README = f"""# Pictures
 
