@@ -226,3 +226,17 @@ def test_without_root_the_run_record_states_each_fallback(tmp_path):
     assert (isolation["network"], isolation["pid"], isolation["user"]) == ("namespace", "process_group", "same")
     assert any(f.startswith("no PID namespace (needs root)") for f in isolation["fallbacks"])
     assert any(f.startswith("not root: runs as the invoking user") for f in isolation["fallbacks"])
+
+
+def test_a_sample_runs_every_numerical_library_on_one_thread(executor, tmp_path):
+    """The budget is CPU time of the sample's processes: a library sizing its thread pool to the machine would spend
+    it faster than its work does, and more on a machine with more cores."""
+    code = ("import os\n\n"
+            "def threads(n):\n"
+            "    import torch\n"
+            "    names = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'TF_NUM_INTRAOP_THREADS', 'TF_NUM_INTEROP_THREADS')\n"
+            "    return [torch.get_num_threads(), *[os.environ.get(name) for name in names]]\n")
+    result = executor.run_one(request(tmp_path, code))
+    assert result.end == "completed"
+    seen = {tuple(item.repr for item in c.value.items or []) for c in result.cases if c.value is not None}
+    assert seen == {("1", "'1'", "'1'", "'1'", "'1'")}

@@ -426,13 +426,20 @@ def write_font_config(home: str) -> str:
     return path
 
 
+# Every numerical library on one thread: the budget is CPU time of the sample's processes, and a pool of threads
+# spinning on a few cores would spend it faster than the work does (TensorFlow sizes its pools to the machine).
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
+              "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1",
+              "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+
+
 def clean_environment(home: str) -> None:
     """Nothing from the host survives: no tokens, no proxies, no credentials."""
     os.environ.clear()
     os.environ.update({
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
-        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "NO_PROXY": "*",
+        "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "NO_PROXY": "*",
+        **ONE_THREAD,
     })
     caches = os.path.join(home, CACHES)
     os.environ.update({"XDG_CACHE_HOME": caches, "XDG_CONFIG_HOME": os.path.join(caches, "config"),
