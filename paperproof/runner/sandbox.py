@@ -59,8 +59,8 @@ class Limits:
     run's processes spent a quarter of it waiting for a CPU, the machine's load met it instead, and the run
     is tried again, never judged (`meter`)."""
 
-    wall_seconds: float = 60.0
-    cpu_seconds: float = 15.0
+    wall_seconds: float = 80.0
+    cpu_seconds: float = 20.0  # what the wall-clock budget of 20 s gave a single-threaded sample on a quiet machine
     address_space: int = 2 * 1024**3
     open_files: int = 256
     processes: int = 64
