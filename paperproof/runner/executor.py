@@ -199,7 +199,7 @@ class Zygote:
             self._stop()
             if not self._send(payload):
                 return {"runner_error": "the sandbox zygote could not be restarted"}
-        wall = Limits(**payload.get("limits", {})).wall_seconds
+        wall = Limits(**payload.get("limits", {})).run_backstop(len(payload.get("cases", [])))
         line = self._read_line(wall + ANSWER_GRACE_SECONDS)
         if line is not None:
             try:

@@ -61,8 +61,8 @@ class _Supervisor:
                  report_fd: int, listener, started: float, meter: meters.Meter) -> None:
         self.request, self.limits, self.uid, self.host_root, self.mapped = request, limits, uid, host_root, mapped
         self.report_fd, self.listener, self.started, self.meter = report_fd, listener, started, meter
-        self.deadline = started + limits.wall_seconds  # the backstop: the budget is CPU time
-        self.spent = False  # the run's CPU budget is used up: no further case is started
+        self.deadline = started + limits.wall_seconds  # the running case's backstop: the budget is CPU time
+        self.spent = False  # a case spent its CPU budget: no further case is started
         self.case_pid = 0  # the case process running now (0 between cases)
         self.dying: list[int] = []  # case processes killed, not yet reaped
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -118,9 +118,8 @@ class _Supervisor:
             if throwaway.user != "unprivileged":
                 os._exit(72)  # never run sample code as root
         sandbox.die_with_parent(harness)
-        # a second past what is left of the run's budget: the harness's look (`meter.TICK`) ends it first
-        left = max(1, int(self.limits.cpu_seconds - spent + 0.999)) + 1
-        limits = dataclasses.replace(self.limits, cpu_seconds=left)
+        # a second past the case's budget: the harness's look (`meter.TICK`) ends it first
+        limits = dataclasses.replace(self.limits, cpu_seconds=max(1, int(self.limits.cpu_seconds + 0.999)) + 1)
         sandbox.apply_limits(limits, self.mapped, throwaway, gpu=self.request.get("device") == "cuda")
         sandbox.default_signals()
         child.run(self.request, plan, keep)
@@ -132,7 +131,8 @@ class _Supervisor:
         read_end, write_end = os.pipe()
         before = net_counters()
         present = _listing()
-        spent = self.cpu()
+        spent = self.cpu()  # the run's CPU time before this case: the case's budget is counted from here
+        self.deadline = _now() + self.limits.wall_seconds
         pid = os.fork()
         if pid == 0:
             try:
@@ -164,7 +164,7 @@ class _Supervisor:
                 look = now + meters.TICK
                 if self.meter.sampled:
                     self.meter.waited(self.live)
-                if self.cpu() >= self.limits.cpu_seconds:
+                if self.cpu() - spent >= self.limits.cpu_seconds:
                     self.spent = True
                     ended = ("killed", self._cpu_line())
                     break
@@ -229,7 +229,7 @@ class _Supervisor:
         if os.WIFEXITED(status):
             return "exited", f"exited with status {os.WEXITSTATUS(status)} without returning"
         number = os.WTERMSIG(status)
-        if number == signal.SIGXCPU:  # the kernel's safety net, a second past the run's budget
+        if number == signal.SIGXCPU:  # the kernel's safety net, a second past the case's budget
             self.spent = True
             return "killed", self._cpu_line()
         if number == signal.SIGXFSZ:
@@ -512,8 +512,6 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
     supervisor = _Supervisor(request, limits, uid, host_root, mapped, report_fd, listener, started, meter)
     supervisor.emit({"event": "isolation", **report.as_dict()})
     for case in request["cases"]:
-        if supervisor.cpu() >= limits.cpu_seconds:
-            break  # the run's CPU budget is spent: the other cases are not reached
         supervisor.emit({"event": "start", "case_id": case["case_id"]})
         record = supervisor.run_case(plan(request, case, limits.value_bytes))
         end = record.pop("end", None)
@@ -526,7 +524,7 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
             request = {**request, "closure_only": record["loaded"]}
             supervisor.request = request
         if end in ("timeout", "cut_by_load") or supervisor.spent:
-            break  # the run's time is spent: the other cases are not reached
+            break  # a case spent its time: the other cases are not reached
         supervisor.reap()
     supervisor.reap(keep=0)
     supervisor.case_pid = 0

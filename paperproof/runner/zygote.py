@@ -114,7 +114,8 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
         finally:
             os._exit(71)
     os.close(report_write)
-    timed_out, status, data = _collect(pid, report_read, limits.wall_seconds + BACKSTOP_SECONDS, limits.output_bytes)
+    backstop = limits.run_backstop(len(request.get("cases", []))) + BACKSTOP_SECONDS
+    timed_out, status, data = _collect(pid, report_read, backstop, limits.output_bytes)
     if reaper is not None:
         reaper.sweep()  # whatever the run left in the namespace: orphans, detached grandchildren
     else:
