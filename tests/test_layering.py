@@ -1,4 +1,4 @@
-"""The package's imports run one way, catalogue ← fixtures ← runner ← verify ← build ← cli, with the
+"""The package's imports run one way, catalogue ← fixtures ← runner ← verify ← build ← serve ← cli, with the
 plumbing at the bottom, and no module imports itself back through a circle."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import paperproof
 
 PACKAGE = Path(paperproof.__file__).parent
 # Lower stages first: a module may import its own stage and any stage before it in this list.
-STAGES = ["plumbing", "catalogue", "fixtures", "runner", "verify", "build", "cli"]
+STAGES = ["plumbing", "catalogue", "fixtures", "runner", "verify", "build", "serve", "cli"]
 
 
 def _module_name(path: Path) -> str:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from paperproof.build import leaks, shipped
+from paperproof.build.code_pages import write_code
 from paperproof.build.guard import guard
 from paperproof.build.indexes import write_indexes
 from paperproof.build.links import LinkTable, read_link_table, repo_kind
@@ -81,6 +82,8 @@ def build(config: BuildConfig) -> BuildSummary:
             papers = write_papers(site, archive, links, repos)
         with summary.timed("repository pages"):
             repositories = write_repositories(site, repos, papers)
+        with summary.timed("code"):
+            write_code(site, repos, papers.noop)
         with summary.timed("indexes and search"):
             write_indexes(site, papers, repositories)
     summary.papers = papers.count
@@ -89,6 +92,7 @@ def build(config: BuildConfig) -> BuildSummary:
     summary.notes = site.notes
     summary.pages = dict(site.counts)
     summary.stale = site.stale
+    summary.damage, summary.repaired = site.damage, site.repaired
     summary.noop = papers.noop
     summary.check = config.check
     summary.repositories = len(repos)

@@ -51,6 +51,10 @@ class SiteUrls:
     def sample_json(self, sample_id: str) -> str:
         return self._url(f"/sample/{sample_id}.json")
 
+    def code(self, code_sha256: str) -> str:
+        """A sample's code by its sha256 (`build.code_pages`): the code, or where to read it."""
+        return self._url(f"/code/{code_sha256}.json")
+
     def index_json(self) -> str:
         return self._url("/index.json")
 
