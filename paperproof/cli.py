@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
             return _build(args)
         if args.command == "harvest":
             return _harvest(args)
+        if args.command == "mcp":
+            return _mcp(args)
         return _verify(args)
     except Leak as exc:  # what was to be printed held a secret: nothing of it was printed
         _say(f"paperproof: {exc}", err=True, checked=False)
@@ -138,6 +140,19 @@ examples:
   paperproof harvest --archive /data/pwc --api-url https://github.example.org/api/v3
 """
 
+MCP_HELP = """\
+exit status:
+  0  the client closed the connection
+  2  bad usage: --site is not a site paperproof built
+
+An MCP client starts it and speaks JSON-RPC on its stdin and stdout; it writes its log to stderr.
+Client configuration and the tools: docs/programs.md.
+
+examples:
+  paperproof mcp --site site
+"""
+
+
 
 class _Help(argparse.RawDescriptionHelpFormatter):
     """Each option's default after its help (where it has one the help does not already give), and the epilog
@@ -231,6 +246,12 @@ def parser() -> argparse.ArgumentParser:
                    help="run results reused by --from-checkouts (a build's cache)")
     h.add_argument("--environments", type=Path, default=DEFAULT_ENVIRONMENTS, metavar="DIR",
                    help=f"where --from-checkouts installs each checkout's missing imports (default: {DEFAULT_ENVIRONMENTS})")
+
+    m = commands.add_parser("mcp", help="serve a built site to MCP clients over stdio (papers, samples, code, search)",
+                            description=textwrap.fill("An MCP server over stdio that answers from the JSON twins of a built "
+                                        "site: a paper by arXiv id or slug, its samples, code by sha256, search.", 100),
+                            epilog=MCP_HELP, formatter_class=_Help)
+    m.add_argument("--site", type=Path, default=Path("site"), help="a site `paperproof build` wrote")
     return parser
 
 
@@ -331,6 +352,18 @@ def _results(args: argparse.Namespace) -> int:
         return 2
     _say(*summary.lines())
     return 2 if summary.refused else 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """Serve the site until the client closes stdin; exit 2 when --site is not a site paperproof built."""
+    from paperproof.serve.mcp_server import serve
+
+    try:
+        serve(args.site)
+    except FileNotFoundError as exc:
+        _say(f"paperproof: {exc}", err=True)
+        return 2
+    return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
