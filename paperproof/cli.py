@@ -153,7 +153,6 @@ examples:
 """
 
 
-
 class _Help(argparse.RawDescriptionHelpFormatter):
     """Each option's default after its help (where it has one the help does not already give), and the epilog
     (exit status, environment, examples) as written."""
