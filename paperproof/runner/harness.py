@@ -35,9 +35,18 @@ import signal
 import sys
 import time
 
+from paperproof.runner import checkout_paths, sandbox, seccomp, summary, wire
 from paperproof.runner import meter as meters
-from paperproof.runner import sandbox, seccomp, summary, wire
-from paperproof.runner.refusals import attempt_line, blocked_by, call_line, mib, net_counters, opened_path, read_only
+from paperproof.runner.refusals import (
+    attempt_line,
+    blocked_by,
+    call_line,
+    mib,
+    net_counters,
+    opened_path,
+    read_only,
+    shown_path,
+)
 
 SIGNAL_REASONS: dict[int, str] = {
     signal.SIGSEGV: "segmentation fault",
@@ -68,6 +77,10 @@ class _Supervisor:
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w)
+
+    def _locate(self, filename: str) -> checkout_paths.Located:
+        """Where a name a case failed to open lies in the checkout (for the refusal's words)."""
+        return checkout_paths.locate(self.request["snapshot"], self.request["path"], filename)
 
     def emit(self, record: dict) -> None:
         data = (json.dumps(record, allow_nan=False, separators=(",", ":")) + "\n").encode()
@@ -285,7 +298,7 @@ class _Supervisor:
         if name in seccomp.OPENS:
             path = opened_path(pid, name, args)  # read while its caller waits for the answer
             if path is not None and read_only(path):
-                attempts.append(f"tried to write {path}, which is read-only (blocked)")
+                attempts.append(f"tried to write {shown_path(path)}, which is read-only (blocked)")
         else:
             attempts.append(call_line(name, args))
         self.listener.respond(ident, name)
@@ -346,7 +359,7 @@ class _Supervisor:
     def _exception(self, body, where: str | None, attempts: list[str]) -> dict:
         fields = dict(body.values) if isinstance(body, wire.Mapping) else {}
         info = {k: v for k, v in fields.items() if isinstance(v, (str, int, bool)) or v is None}
-        blocked = blocked_by(info, self.limits)
+        blocked = blocked_by(info, self.limits, self._locate)
         if blocked:
             attempts.append(attempt_line(blocked))
         text = lambda key, limit=400: str(info[key])[:limit] if isinstance(info.get(key), str) else None  # noqa: E731
@@ -377,8 +390,7 @@ def _drain(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-# the scratch folder a run is given, the harness's files, and where libraries keep their caches
-OURS = frozenset({"paperproof-run", "stdout", "stderr", ".fonts.conf", sandbox.CACHES})
+OURS = sandbox.RESERVED  # the scratch folder a run is given, the harness's files, and where libraries keep their caches
 MAX_WROTE = 20
 
 
@@ -480,9 +492,10 @@ def main(request: dict, workdir: str, uid: int, limits: sandbox.Limits, pid_name
 
         package_dir = os.path.dirname(os.path.dirname(os.path.abspath(child.__file__)))
         new_root = os.path.join(os.path.dirname(workdir), ".root")
-        binds = [request["snapshot"], package_dir, *filter(None, [request.get("environment")])]
-        sandbox.private_root(binds, new_root, report, uid if host_root else None,
-                             limits.scratch_bytes, gpu=request.get("device") == "cuda", fallback_dir=workdir, proc=pid_namespace)
+        binds = [package_dir, *filter(None, [request.get("environment")])]
+        sandbox.private_root(binds, new_root, report, uid if host_root else None, limits.scratch_bytes,
+                             gpu=request.get("device") == "cuda", fallback_dir=workdir, proc=pid_namespace,
+                             checkout=request["snapshot"])
         if pid_namespace:
             meter.look_in("/proc")  # the namespace's own, where the case processes' numbers are theirs
     else:

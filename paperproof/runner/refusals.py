@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 
 from paperproof.runner import sandbox
+from paperproof.runner.checkout_paths import Located
 
 NETWORK_ERRNOS = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ECONNREFUSED, errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT}
 FS_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
@@ -34,8 +36,10 @@ def mib(size: float) -> str:
     return f"{size / 1024**2:g} MiB"
 
 
-def blocked_by(info: dict, limits: sandbox.Limits) -> str | None:
-    """Name the sandbox layer an exception (as `child._describer` described it) hit, if it did."""
+def blocked_by(info: dict, limits: sandbox.Limits, locate: Callable[[str], Located] | None = None) -> str | None:
+    """Name the sandbox layer an exception (as `child._describer` described it) hit, if it did. A name that
+    could not be opened is looked up in the checkout (`locate`, `checkout_paths.locate`): the sandbox "does not
+    hold" only what the repository does not ship."""
     number, filename, message = info.get("errno"), info.get("filename"), str(info.get("message", ""))
     if info.get("gaierror"):
         return "network: name resolution is not available in the sandbox"
@@ -55,15 +59,29 @@ def blocked_by(info: dict, limits: sandbox.Limits) -> str | None:
         return f"files: the file-size cap of {mib(limits.file_size)} was reached"
     if number == errno.ENOSPC:
         return f"disk: the sandbox's {mib(limits.scratch_bytes)} of private space is full"
+    if filename and (info.get("not_found") or number == errno.ELOOP) and locate is not None:
+        found = locate(str(filename))
+        if found.kind == "link":
+            through = "" if found.path == found.name else f" through {found.path}"
+            return f"link of the repository not followed in the sandbox: {found.name}{through}"
+        if found.kind == "shipped" and info.get("not_found"):
+            return f"file opened from another folder: {filename}, which the repository ships as {found.path}"
     if info.get("not_found"):
         return f"file not available in the sandbox: {filename}"
     if number == errno.EROFS:
-        return f"filesystem: {filename or 'the target'} is read-only in the sandbox"
+        return f"filesystem: {shown_path(str(filename)) if filename else 'the target'} is read-only in the sandbox"
     if number in FS_ERRNOS and filename:
         return f"filesystem: access to {filename} is denied in the sandbox"
     if number in FS_ERRNOS:
         return f"privileges: operation not permitted in the sandbox ({os.strerror(number)})"
     return None
+
+
+def shown_path(path: str) -> str:
+    """A path as a refusal shows it: normalised, and a name in the working directory (which shows the checkout's
+    root) relative to it, so that an open the filter handed over and the exception it raised give one line."""
+    path = os.path.normpath(path)
+    return path[len(sandbox.WORK) + 1:] if path.startswith(sandbox.WORK + os.sep) else path
 
 
 def attempt_line(blocked: str) -> str:
@@ -78,7 +96,11 @@ def attempt_line(blocked: str) -> str:
     if kind == "privileges":
         return "tried an operation that needs privileges (blocked)"
     if kind.startswith("file not available"):
-        return f"tried to open {blocked.partition(': ')[2]}, which the sandbox does not hold (blocked)"
+        return f"tried to open {detail}, which the sandbox does not hold (blocked)"
+    if kind.startswith("file opened from another folder"):
+        return f"tried to open {detail}, from the repository's root, where the run works (blocked)"
+    if kind.startswith("link of the repository"):
+        return f"tried to open {detail}, a link of the repository, which the sandbox does not follow (blocked)"
     return f"reached a limit of the sandbox: {blocked} (blocked)"
 
 

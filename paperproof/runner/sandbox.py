@@ -4,8 +4,9 @@ Layers, each reported, each with its fallback stated when the kernel refuses it:
 - namespaces: network (loopback only), PID (the reaper's: the run is killed as a whole), mount,
   IPC, UTS; a user namespace is tried when we are not root;
 - filesystem: a fresh root on tmpfs holding only read-only binds of the system and Python trees and
-  the snapshot; the working directory, `/tmp` and `/dev/shm` are private size-capped tmpfs mounts,
-  so nothing a sample writes reaches the host's disk;
+  the checkout; the working directory, `/tmp` and `/dev/shm` are private size-capped tmpfs mounts,
+  so nothing a sample writes reaches the host's disk; the checkout's top-level entries are bound
+  read-only into the working directory too, and no link of the checkout is followed (`nosymfollow`);
 - user: an unprivileged uid per worker slot, so concurrent samples cannot signal each other, and
   the parent-death signal re-armed after the uid change (the kernel clears it then);
 - system calls: a seccomp deny list (`seccomp`);
@@ -28,6 +29,7 @@ import fcntl
 import os
 import resource
 import socket
+import stat
 import struct
 import sys
 from dataclasses import asdict, dataclass, field
@@ -40,10 +42,12 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_NOSYMFOLLOW, ST_NOSYMFOLLOW = 256, 0x2000  # Linux 5.10: no link on the mount is followed
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE, PR_SET_THP_DISABLE = 1, 38, 4, 41
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 SANDBOX_ROOT = "/sandbox"  # where the private working directory appears inside the new root
+WORK = SANDBOX_ROOT + "/work"  # the working directory of a run inside the new root
 BASE_UID = 61000  # worker slot k runs as uid BASE_UID + k
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -322,30 +326,42 @@ def _tmpfs(target: str, size: int, mode: str, owner: int | None = None) -> None:
 
 
 def private_root(read_only: list[str], new_root: str, report: IsolationReport, owner: int | None,
-                 scratch_bytes: int, gpu: bool = False, fallback_dir: str | None = None, proc: bool = True) -> str:
+                 scratch_bytes: int, gpu: bool = False, fallback_dir: str | None = None, proc: bool = True,
+                 checkout: str | None = None) -> str:
     """Build a fresh root on tmpfs and chroot into it; returns the working directory inside it.
 
     `new_root` is an empty directory; the tmpfs mounted on it exists only in this mount namespace.
-    Only system trees, Python trees and `read_only` paths are visible, all read-only. The
+    Only system trees, Python trees, `read_only` paths and the `checkout` are visible, all read-only. The
     working directory (`/sandbox/work`, owned by `owner`), `/tmp` and `/dev/shm` are fresh tmpfs
     mounts of `scratch_bytes` each: private, and unable to fill the host's disk. `/tmp` is
     mounted before the binds, so a snapshot that lies under the host's /tmp stays visible.
     `/proc` is mounted only with a PID namespace (`proc`): it would show the host's processes.
+    The checkout is bound at its own path (its modules' `__file__`) and its top-level entries again in the
+    working directory, so that code opening what its repository ships, by `__file__` or relative to the
+    repository's root, finds it (`_show_checkout`).
     """
     try:
         mount(None, "/", None, MS_REC | MS_PRIVATE)
         mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
         _tmpfs(new_root + "/tmp", scratch_bytes, "1777")
         trees = [*SYSTEM_TREES, *python_trees(), *read_only, *(GPU_TREES if gpu else ())]
-        for tree in trees:
-            if os.path.exists(tree):
-                _bind(os.path.realpath(tree) if tree not in SYSTEM_TREES else tree, new_root)
+        trees = [os.path.realpath(tree) if tree not in SYSTEM_TREES else tree for tree in trees if os.path.exists(tree)]
+        inner = [t for t in trees if checkout is not None and _under(t, os.path.realpath(checkout))
+                 and t != os.path.realpath(checkout)]
+        for tree in (t for t in trees if t not in inner):
+            _bind(tree, new_root)
+        if checkout is not None:  # over the trees that hold it, under those it holds (a `.venv` of the checkout)
+            _bind_checkout(checkout, new_root + os.path.abspath(checkout), report)
+        for tree in inner:
+            _bind(tree, new_root)
         for device in (*DEVICES, *(gpu_devices() if gpu else ())):
             if os.path.exists(device):
                 _bind(device, new_root, writable=True)
         _tmpfs(new_root + "/dev/shm", scratch_bytes, "1777")
-        inside = SANDBOX_ROOT + "/work"
+        inside = WORK
         _tmpfs(new_root + inside, scratch_bytes, "700", owner)
+        if checkout is not None:
+            _show_checkout(os.path.abspath(checkout), new_root, new_root + inside, report)
         os.makedirs(new_root + "/proc", exist_ok=True)
         try:
             if proc:
@@ -362,6 +378,71 @@ def private_root(read_only: list[str], new_root: str, report: IsolationReport, o
         return os.getcwd()
     report.filesystem = "read_only"
     return inside
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+CHECKOUT_NAMES = 512  # top-level entries of a checkout shown in the working directory, the first by name
+CHECKOUT_SCAN = 200_000  # entries of its top level read at most, as the builder's walks (`catalogue.checkout`)
+
+
+def _seal(target: str, report: IsolationReport) -> None:
+    """Make a bind read-only, without set-uid or devices, and following no link on it. A kernel without
+    `nosymfollow` (before 5.10) ignores the flag: it is looked for afterwards, and its absence reported."""
+    mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW)
+    if not os.statvfs(target).f_flag & ST_NOSYMFOLLOW:
+        line = "links in the checkout are followed (the kernel has no nosymfollow mounts): one reaches what the sandbox shows"
+        if line not in report.fallbacks:
+            report.fallbacks.append(line)
+
+
+def _bind_checkout(checkout: str, target: str, report: IsolationReport) -> None:
+    """The checkout, read-only at its own path: not recursive, so nothing mounted inside it on the host comes
+    along, and sealed (`_seal`), so a link in it pointing out (to `/etc/passwd`, to the builder's files) or in
+    resolves to nothing: an open through it fails with ELOOP."""
+    os.makedirs(target, exist_ok=True)
+    mount(os.path.realpath(checkout), target, None, MS_BIND)
+    _seal(target, report)
+
+
+def _show_checkout(checkout: str, new_root: str, work: str, report: IsolationReport) -> None:
+    """Each top-level entry of the checkout, bound read-only (and sealed) at the same name in the working
+    directory, as when code runs from its repository's root: `open("data/train.csv")` finds the file shipped
+    there, writing into it fails, and writing a new name beside it succeeds in the private tmpfs. A link is
+    shown as a link to the checkout's own entry, which the checkout's seal does not follow; fifos, sockets and
+    devices are left out. Binds are made from the sealed bind of the checkout, so a name swapped for a link
+    meanwhile is refused, never followed. What cannot be shown is reported, and the run goes on."""
+    source = new_root + checkout
+    try:
+        names: list[str] = []
+        with os.scandir(source) as found:
+            for entry in found:
+                names.append(entry.name)
+                if len(names) >= CHECKOUT_SCAN:
+                    break
+        shown = sorted(name for name in names if name not in RESERVED)
+        if len(shown) > CHECKOUT_NAMES:
+            report.fallbacks.append(f"only the first {CHECKOUT_NAMES} of the checkout's {len(shown)} top-level "
+                                    "entries are in the working directory")
+        for name in shown[:CHECKOUT_NAMES]:
+            mode = os.lstat(os.path.join(source, name)).st_mode
+            target = os.path.join(work, name)
+            if stat.S_ISLNK(mode):
+                os.symlink(os.path.join(checkout, name), target)
+                continue
+            if stat.S_ISDIR(mode):
+                os.mkdir(target, 0o755)
+            elif stat.S_ISREG(mode):
+                os.mknod(target, 0o644 | stat.S_IFREG)
+            else:
+                continue
+            mount(os.path.join(source, name), target, None, MS_BIND)
+            _seal(target, report)
+    except OSError as exc:
+        report.fallbacks.append(f"the checkout's files are not all in the working directory ({exc.strerror}): "
+                                "relative opens may not find what the repository ships")
 
 
 def drop_privileges(uid: int, report: IsolationReport, host_root: bool) -> None:
@@ -416,6 +497,10 @@ def apply_limits(limits: Limits, mapped: int, report: IsolationReport, gpu: bool
 
 
 CACHES = ".paperproof-caches"  # where libraries keep their caches in a run (fonts, matplotlib): not the sample's writes
+# The harness's own names in the working directory (its scratch folder for planted runs, the streams of the run
+# where it has no private root, the font configuration, the libraries' caches): a checkout's entry of the same
+# name is not shown there, and none of them is reported as written by a sample.
+RESERVED = frozenset({"paperproof-run", "stdout", "stderr", ".fonts.conf", CACHES})
 FONT_CONFIG = """<?xml version="1.0"?>
 <!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
 <fontconfig><dir>/usr/share/fonts</dir><dir>/usr/local/share/fonts</dir><cachedir>{cache}</cachedir></fontconfig>
