@@ -354,14 +354,18 @@ def _results(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    """Serve the site until the client closes stdin; exit 2 when --site is not a site paperproof built."""
-    from paperproof.serve.mcp_server import serve
+    """Serve the site until the client closes stdin; exit 2 when --site is not a site paperproof built (said
+    before the SDK is imported)."""
+    from paperproof.serve.mcp_site import SiteReader
 
     try:
-        serve(args.site)
+        reader = SiteReader(args.site)
     except FileNotFoundError as exc:
         _say(f"paperproof: {exc}", err=True)
         return 2
+    from paperproof.serve.mcp_server import serve
+
+    serve(reader)
     return 0
 
 

@@ -8,7 +8,6 @@ message says why, never an empty success.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from mcp.server import MCPServer
@@ -28,9 +27,8 @@ the code itself where its licence allows, else where it is at the pinned commit,
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-def server(site: Path) -> MCPServer:
-    """The MCP server of the site at `site` (a folder `paperproof build` wrote)."""
-    reader = SiteReader(site)
+def server(reader: SiteReader) -> MCPServer:
+    """The MCP server of the site `reader` reads (a folder `paperproof build` wrote)."""
     app: MCPServer = MCPServer("paperproof", version=__version__, instructions=INSTRUCTIONS)
 
     def answer(ask: Any, *args: Any) -> dict[str, Any]:
@@ -68,9 +66,9 @@ def server(site: Path) -> MCPServer:
     return app
 
 
-def serve(site: Path) -> None:
+def serve(reader: SiteReader) -> None:
     """Answer MCP requests on stdin/stdout until the client closes them."""
-    server(site).run("stdio")
+    server(reader).run("stdio")
 
 
 __all__ = ["server", "serve"]
