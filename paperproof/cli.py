@@ -295,7 +295,7 @@ def _build(args: argparse.Namespace) -> int:
         return 2
     if config.check:
         _say(*summary.lines())
-        return 1 if summary.pages.get("stale") else 0
+        return 1 if summary.is_stale else 0
     _say(*summary.lines(), f"to browse it, serve it (its links are root-relative, so opened as a file it has no "
          f"styles and dead links): python3 -m http.server -d {config.out} 8000, then open http://localhost:8000/")
     return 0

@@ -261,12 +261,15 @@ def test_the_replaced_tree_is_patched_into_the_next_build_instead_of_copied(tmp_
     kept = SitePaths(site).previous
 
     def rebuild(changed_rows: list[dict], sentinel: bool) -> None:
-        """Build with a file no build writes planted in the kept tree; it reaches the site when that tree does."""
+        """Build with a file no build writes planted in the kept tree: when that tree becomes the staging tree, the
+        build finds the file no unit lists and removes it, so it never reaches the site."""
         (kept / "planted").write_text("")
         archive(tmp_path / "archive", changed_rows)
-        build(BuildConfig(archive=source, out=site, cache=cache))
-        assert (site / "planted").exists() == sentinel
-        (site / "planted").unlink(missing_ok=True)
+        summary = build(BuildConfig(archive=source, out=site, cache=cache))
+        removed = [line for line in summary.repaired if "no unit lists" in line]
+        assert (removed == ["removed 1 file(s) of the staging tree that no unit lists (left by an unfinished build, "
+                            "or put there): planted"]) == sentinel, summary.repaired
+        assert not (site / "planted").exists()
         clean = tmp_path / "clean"
         build(BuildConfig(archive=source, out=clean, cache=None))
         assert identical(site, clean) == []
@@ -389,3 +392,44 @@ def test_a_manifest_in_an_older_format_is_started_again(tmp_path, no_search):
     build(BuildConfig(archive=source, out=clean, cache=None))
     assert identical(site, clean) == []
     assert build(BuildConfig(archive=source, out=site, cache=cache)).noop
+
+
+def test_check_names_every_damaged_file_and_a_build_repairs_them(tmp_path, capsys):
+    """A twin deleted, a line appended to a page, a file added, a search file and a static file changed: `--check`
+    names each and exits 1; a build writes the damaged files again, sets the added one aside, and the site is
+    then byte-identical to a clean build, and `--check` exits 0."""
+    source = archive(tmp_path / "archive", papers(12))
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    args = ["build", "--archive", source, "--out", str(site), "--cache", str(cache)]
+    assert main(args) == 0
+    capsys.readouterr()
+    shard = sorted(p.relative_to(site).as_posix() for p in (site / "pagefind").rglob("*.pf_fragment"))[0]
+    (site / "paper" / "paper-0003.json").unlink()
+    with open(site / "paper" / "paper-0004" / "index.html", "a", encoding="utf-8") as page:
+        page.write("<p>appended</p>\n")
+    (site / "notes.txt").write_text("mine, not the build's\n")
+    (site / shard).write_bytes(b"\x1f\x8b not a fragment")
+    with open(site / "static" / "style.css", "a", encoding="utf-8") as css:
+        css.write("body { color: red }\n")
+    damaged = files(site)
+
+    assert main([*args, "--check"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"stale: {site} differs from what a build would write in 5 published file(s)")
+    for line in ("missing: paper/paper-0003.json", "changed: paper/paper-0004/index.html", "extra: notes.txt",
+                 f"changed: {shard}", "changed: static/style.css"):
+        assert f"  {line}\n" in out, line
+    assert files(site) == damaged  # a check writes nothing
+
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "repaired: wrote again 1 missing and 3 changed file(s) of the published site" in out
+    aside = SitePaths(site).extra
+    assert f"they are kept in {aside}/" in out and "notes.txt" in out
+    assert [p.read_text() for p in aside.rglob("notes.txt")] == ["mine, not the build's\n"]
+    assert main([*args, "--check"]) == 0
+    assert "up to date" in capsys.readouterr().out
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None))
+    assert identical(site, clean) == []
+    assert build(BuildConfig(archive=source, out=site, cache=cache)).noop  # and nothing is left to repair

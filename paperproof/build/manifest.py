@@ -25,6 +25,10 @@ manifest is an SQLite database in the build's state directory (under `--cache`):
   (equal digests: nothing to do), and the state of the staging tree.
 - `files`: content digests of input files by (path, size, mtime, inode), so an unchanged input is not
   read again to learn that it did not change.
+- `site_files`: every file of the published site (but its marker), with the unit that lists it, its size,
+  mtime and content digest (`stage_files`: the same of the staging tree, recorded as it is finished, see
+  `build.site_files`). `build --check` hashes every file against it; a build compares sizes and mtimes,
+  and hashes only the files whose size or mtime changed, to find what to repair.
 """
 
 from __future__ import annotations
@@ -108,7 +112,9 @@ def _connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
 
 
 _UNITS = "(unit TEXT PRIMARY KEY, hash BLOB, files TEXT NOT NULL) WITHOUT ROWID"
-FORMAT = "3"  # of the tables: a manifest in another format is started again (its site is rebuilt)
+_FILES = "(path TEXT PRIMARY KEY, unit TEXT NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL, " \
+         "digest BLOB NOT NULL) WITHOUT ROWID"
+FORMAT = "4"  # of the tables: a manifest in another format is started again (its site is rebuilt)
 
 
 class Manifest:
@@ -126,7 +132,8 @@ class Manifest:
                     db.close()
                     db = None
                 else:
-                    for table in ("meta", "site_units", "stage_units", "unit_data", "changed", "files"):
+                    for table in ("meta", "site_units", "stage_units", "unit_data", "changed", "files", "site_files",
+                                  "stage_files"):
                         db.execute(f"DROP TABLE IF EXISTS {table}")
         if db is None:
             self.db = sqlite3.connect(":memory:")
@@ -134,6 +141,7 @@ class Manifest:
             return
         self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         self.db.execute(f"CREATE TABLE IF NOT EXISTS site_units {_UNITS}")
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS site_files {_FILES}")
         self.db.execute("CREATE TABLE IF NOT EXISTS unit_data (unit TEXT PRIMARY KEY, hash BLOB NOT NULL, "
                         "data TEXT NOT NULL)")  # rows of kilobytes: appended, not kept in key order
         self.db.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, "
@@ -197,8 +205,11 @@ class Manifest:
 
     # --- units ---
 
+    def _has(self, table: str) -> bool:
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
+
     def has_stage(self) -> bool:
-        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stage_units'").fetchone() is not None
+        return self._has("stage_units")
 
     def new_stage(self, from_site: bool) -> None:
         """`stage_units` as a copy of `site_units` (the staging tree is a hard-linked copy of the site), or empty.
@@ -219,6 +230,7 @@ class Manifest:
 
     def drop_stage(self) -> None:
         self.db.execute("DROP TABLE IF EXISTS stage_units")
+        self.db.execute("DROP TABLE IF EXISTS stage_files")
         for key in ("stage_base", "stage_ready", "stage_linked"):
             self.set(key, None)
         self.db.commit()
@@ -227,6 +239,11 @@ class Manifest:
         """The staging tree is now the published one: its units become the site's."""
         self.db.execute("DROP TABLE site_units")
         self.db.execute("ALTER TABLE stage_units RENAME TO site_units")
+        self.db.execute("DROP TABLE site_files")
+        if self._has("stage_files"):
+            self.db.execute("ALTER TABLE stage_files RENAME TO site_files")
+        else:  # a stage finished by an earlier format's code: its files are unknown, so found again by hashing
+            self.db.execute(f"CREATE TABLE site_files {_FILES}")
         for key in ("stage_base", "stage_ready", "stage_linked", "pending_tree", "pending_inputs", "pending_summary"):
             self.set(key, None)
 
@@ -294,9 +311,56 @@ class Manifest:
                              for name in files.split("\n") if name))
         self.db.execute("INSERT OR IGNORE INTO changed VALUES (?)", (MARKER,))
 
+    def also_changed(self, paths: Iterable[str]) -> None:
+        """Files of the replaced tree the staging tree lacks though no unit changed (set aside: `build.site_files`)."""
+        self.db.executemany("INSERT OR IGNORE INTO changed VALUES (?)", ((path,) for path in paths))
+
     def changed(self) -> Iterator[str]:
         for (name,) in self.db.execute("SELECT path FROM changed ORDER BY path"):
             yield name
+
+    # --- the published files (`build.site_files`) ---
+
+    def site_files(self) -> Iterator[tuple[str, int, int, bytes]]:
+        """Every file of the published site as recorded: (path, size, mtime in ns, digest), in path order."""
+        yield from self.db.execute("SELECT path, size, mtime, digest FROM site_files ORDER BY path")
+
+    def refresh(self, rows: Iterable[tuple[str, int, int]]) -> None:
+        """Files of the site touched but not changed (same digest): their (path, size, mtime) as they are now."""
+        self.db.executemany("UPDATE site_files SET size = ?, mtime = ? WHERE path = ?",
+                            [(size, mtime, path) for path, size, mtime in rows])
+        self.db.commit()
+
+    def forget(self, paths: Iterable[str]) -> list[str]:
+        """The units listing the files `paths` (damaged on disk) lose their digest in the site's and the staging
+        tree's tables, so the build renders them again. Returns those units, in order."""
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS damaged (path TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM temp.damaged")
+        self.db.executemany("INSERT OR IGNORE INTO temp.damaged VALUES (?)", ((p,) for p in paths))
+        units = [u for (u,) in self.db.execute("SELECT DISTINCT unit FROM site_files WHERE path IN "
+                                               "(SELECT path FROM temp.damaged) ORDER BY unit")]
+        for table in ("site_units", "stage_units") if self.has_stage() else ("site_units",):
+            self.db.executemany(f"UPDATE {table} SET hash = NULL WHERE unit = ?", [(u,) for u in units])
+        self.db.commit()
+        return units
+
+    def listed(self) -> Iterator[tuple[str, str, int | None, int | None, bytes | None]]:
+        """Every file the staging tree's units list, in path order: (path, unit, and the size, mtime and digest
+        the published site's record holds of that path, or Nones)."""
+        self.db.execute("DROP TABLE IF EXISTS temp.listed")
+        self.db.execute("CREATE TEMP TABLE listed (path TEXT PRIMARY KEY, unit TEXT NOT NULL) WITHOUT ROWID")
+        self.db.executemany("INSERT OR IGNORE INTO temp.listed VALUES (?, ?)",
+                            ((name, unit) for unit, files in self.db.execute("SELECT unit, files FROM stage_units")
+                             for name in files.split("\n") if name))
+        yield from self.db.execute("SELECT l.path, l.unit, f.size, f.mtime, f.digest FROM temp.listed l "
+                                   "LEFT JOIN site_files f ON f.path = l.path ORDER BY l.path")
+
+    def record_files(self, rows: Iterable[tuple[str, str, int, int, bytes]]) -> None:
+        """`stage_files`: the staging tree's files, (path, unit, size, mtime, digest), as it is published."""
+        self.db.execute("DROP TABLE IF EXISTS stage_files")
+        self.db.execute(f"CREATE TABLE stage_files {_FILES}")
+        self.db.executemany("INSERT INTO stage_files VALUES (?, ?, ?, ?, ?)", rows)
+        self.db.execute("DROP TABLE IF EXISTS temp.listed")
 
     def tree_id(self, table: str = "stage_units") -> str:
         h = Digest()

@@ -14,6 +14,8 @@
   one only in the files the last build changed, so bringing it up to date costs one `link()` or
   `unlink()` per changed file, where seeding a new staging tree costs one per file of the site (and
   deleting the replaced tree as many again).
+- `set_aside` keeps the files found in the published site that no build wrote (`build.site_files`) beside it,
+  so that repairing the site never deletes someone's file.
 - A build that stops anywhere before the swap leaves the published tree as it was, and one build at a
   time writes a site (`lock`).
 """
@@ -140,6 +142,26 @@ def patch_previous(paths: SitePaths, changed: Iterable[str]) -> int:
             link_over(source, target)
         count += 1
     return count
+
+
+def set_aside(paths: SitePaths, names: Iterable[str], tree: str) -> Path | None:
+    """Keep the files `names` of the published site (found there, written by no build) in a folder of their own
+    beside it, `.site.extra/<tree>/` (the id of the tree about to replace them), as hard links: the site loses
+    them when the new tree is swapped in, their owner does not. Returns that folder (None when `names` is empty)."""
+    names = list(names)
+    if not names:
+        return None
+    folder = paths.extra / tree[:16]
+    for name in names:
+        source, target = paths.out / name, folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, target, follow_symlinks=False)
+        except FileExistsError:
+            continue  # set aside by a build of this tree that did not finish
+        except OSError:  # another filesystem, or a kind of file that cannot be linked
+            shutil.copy2(source, target, follow_symlinks=False)
+    return folder
 
 
 # One deleter at a time (the lock): a deleter started while another runs waits, then finds what is left.

@@ -27,7 +27,9 @@ At archive scale (576,261 papers, 300,161 links) the writer:
 - publishes atomically: the staging tree is swapped in only when complete (`build.publish`). A build
   that fails or is killed leaves the published site as it was, and the next build resumes the staging
   tree from the manifest;
-- with `check`, writes nothing and says what a build would change (`stale`).
+- with `check`, writes nothing and says what a build would change (`stale`), and which published files are
+  missing, changed or extra against the manifest's digests (`damage`, `build.site_files`); a build repairs
+  them.
 
 A paper whose record cannot be assembled is reported by slug and reason and skipped; the rest of the site
 is still written. Output is byte-identical for identical inputs: every list has a fixed order, every date
@@ -46,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from paperproof.build import feeds, leaks, pages, publish, search, seo
+from paperproof.build import feeds, leaks, pages, publish, search, seo, site_files
 from paperproof.build.manifest import MARKER, Digest, Manifest, code_version, read_marker
 from paperproof.build.records import about
 from paperproof.build.renderer import Renderer, RenderPool
@@ -117,6 +119,8 @@ class SiteWriter:
         self.rejects: list[Reject] = []
         self.notes: list[str] = []  # what the build summary should say about the site (search, sitemaps)
         self.stale: list[str] = []  # with `check`: what a build would change
+        self.damage = site_files.SiteDamage()  # published files missing, changed or extra (`start`)
+        self.repaired: list[str] = []  # what this build repaired of that damage, for its summary (`finish`)
         self.counts: Counter = Counter()  # units rendered, kept, removed
         self.papers_written = 0
         self._inputs: str | None = None  # the digest of every input (`start`)
@@ -181,7 +185,10 @@ class SiteWriter:
         start = len(archive.rejects)
         self._archive_rejects = lambda: archive.rejects[start:]
         self._damages = archive.damages  # filled while the papers are read: read it when the pages need it
-        if inputs is not None and self.site_ok and self.manifest.get("site_inputs") == inputs:
+        if self.site_ok:
+            self._inspect()
+        if (inputs is not None and self.site_ok and self.manifest.get("site_inputs") == inputs
+                and (self.check or not self.damage)):
             self.noop = True
             stored = json.loads(self.manifest.get("site_summary") or "{}")
             self.rejects = [Reject.model_validate(r) for r in stored.get("rejects", [])]
@@ -193,6 +200,17 @@ class SiteWriter:
         if not self.check:
             self._begin()
         return True
+
+    def _inspect(self) -> None:
+        """The published files against their record (`site_files`): `check` reads every file; a build reads only
+        those whose size or mtime changed, and the units of files missing or changed are rendered again."""
+        touched: list[tuple[str, int, int]] = []
+        self.damage = site_files.inspect(self.out, self.manifest.site_files(), by_content=self.check, touched=touched)
+        if self.check:
+            return
+        self.manifest.refresh(touched)
+        if self.damage.damaged:
+            self.manifest.forget(self.damage.damaged)
 
     def _inputs_digest(self, repos: dict[str, RepoWork]) -> str | None:
         """Everything the site is made from, in one digest; None when the archive is not files."""
@@ -391,6 +409,24 @@ class SiteWriter:
             self.manifest.commit()
             raise
 
+    def _repair_lines(self, aside: Path | None, leftovers: list[str]) -> None:
+        """What this build repaired, for its summary: files written again, files set aside, leftovers removed."""
+        damage = self.damage
+        if damage.damaged:
+            named = ", ".join(damage.damaged[:site_files.DAMAGE_SHOWN])
+            more = len(damage.damaged) - site_files.DAMAGE_SHOWN
+            self.repaired.append(f"repaired: wrote again {len(damage.missing)} missing and {len(damage.changed)} "
+                                 f"changed file(s) of the published site: {named}" + (f", … and {more} more" if more > 0 else ""))
+        if aside is not None:
+            named = ", ".join(damage.extra[:site_files.DAMAGE_SHOWN])
+            self.repaired.append(f"repaired: {len(damage.extra)} file(s) in the site that no build wrote are no longer "
+                                 f"published; they are kept in {aside}/: {named}")
+        published = set(damage.extra)
+        unlisted = [name for name in leftovers if name not in published]
+        if unlisted:
+            self.repaired.append(f"removed {len(unlisted)} file(s) of the staging tree that no unit lists "
+                                 f"(left by an unfinished build, or put there): {', '.join(unlisted[:10])}")
+
     def finish(self) -> None:
         """Remove the units this build did not produce, mark the tree, swap it in, and commit the manifest."""
         self.db.commit()  # as in `check_removed`
@@ -406,8 +442,11 @@ class SiteWriter:
         self.manifest.remove(unit for unit, _ in gone)
         # a staging tree that started empty lacks the site's units from the start: those are the ones removed
         self.counts["removed"] = len(self.manifest.absent("site_units", self.scratch) if self._link_site else gone)
+        leftovers: list[str] = []
+        self.manifest.record_files(site_files.record(self.staging, self.manifest.listed(), leftovers))
         self._no_leak()
         tree = self.manifest.tree_id()
+        self._repair_lines(publish.set_aside(self.paths, self.damage.extra, tree), leftovers)
         marker = {"generator": "paperproof", "version": self.version, "tree": tree}
         write_file(self.staging / MARKER, dump_json(marker) + "\n")
         sync_tree(self.staging)
@@ -420,6 +459,7 @@ class SiteWriter:
         keep = self.temporary is None and m.get("stage_seeded") == "1"
         if keep:
             m.record_changes()
+            m.also_changed(self.damage.extra)
         m.set("replaced_tree", m.get("site_tree") if keep else None)
         m.set("replaced_by", tree if keep else None)
         m.set("pending_tree", tree)

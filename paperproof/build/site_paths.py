@@ -2,8 +2,9 @@
 
 For `--out site`: `.site.staging` (the tree being built, resumed after a failed build), `.site.previous`
 (the tree the last build replaced, patched into the next staging tree), `.site.trash` (trees being
-deleted in the background), `.site.lock` (held by the build writing the site) and `.site.build` (the
-build's state when there is no `--cache`). The workflow caches the site with the first two
+deleted in the background), `.site.extra` (files found in the site that no build wrote, set aside
+there), `.site.lock` (held by the build writing the site) and `.site.build` (the build's state when
+there is no `--cache`). The workflow caches the site with the first two
 (`.github/workflows/catalogue.yml`; `tests/test_workflow.py` holds it to `cached`).
 """
 
@@ -31,6 +32,11 @@ class SitePaths:
     @property
     def trash(self) -> Path:
         return self._beside("trash")
+
+    @property
+    def extra(self) -> Path:
+        """Files found in the site that no build wrote, set aside by the build that found them (`build.site_files`)."""
+        return self._beside("extra")
 
     @property
     def lock(self) -> Path:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from paperproof.build.site_files import SiteDamage
 from paperproof.catalogue.archive import Reject
 
 
@@ -25,6 +26,8 @@ class BuildSummary:
     notes: list[str] = field(default_factory=list)  # what the site writer reports (search, sitemaps)
     pages: dict[str, int] = field(default_factory=dict)  # units of the site rendered, kept as they were, removed
     stale: list[str] = field(default_factory=list)  # `build --check`: the first units a build would change
+    damage: SiteDamage = field(default_factory=SiteDamage)  # published files missing, changed or extra
+    repaired: list[str] = field(default_factory=list)  # what a build repaired of that damage
     noop: bool = False  # the inputs were those of the published site: nothing was done
     check: bool = False
     partial: list[str] = field(default_factory=list)  # `--allow-partial`: the damage each partial file stops at
@@ -39,6 +42,11 @@ class BuildSummary:
         finally:
             self.seconds[stage] = time.perf_counter() - started
 
+    @property
+    def is_stale(self) -> bool:
+        """`build --check`: a build would change the site (exit 1)."""
+        return bool(self.pages.get("stale") or self.damage)
+
     def lines(self) -> list[str]:
         total = sum(self.samples.values())
         out = [
@@ -49,17 +57,21 @@ class BuildSummary:
         ]
         if self.check:
             count = self.pages.get("stale", 0)
-            if self.noop or not count:
+            if not self.is_stale:
                 out.insert(0, f"up to date: {self.out} is what a build would write")
             else:
-                out.insert(0, f"stale: {self.out} differs from what a build would write in {count} unit(s), "
-                              "and in the indexes that list them" + (", for example:" if self.stale else ""))
-                out[1:1] = [f"  {what}" for what in self.stale]
+                what = [f"{len(self.damage)} published file(s) missing, changed or written by no build"] if self.damage else []
+                if count:
+                    what.append(f"{count} unit(s), and in the indexes that list them"
+                                + (", for example:" if self.stale else ""))
+                out.insert(0, f"stale: {self.out} differs from what a build would write in " + "; ".join(what))
+                out[1:1] = [f"  {line}" for line in self.damage.lines() + self.stale]
         elif self.noop:
             out.append(f"pages: nothing to do (the inputs, code and settings are those of the published {self.out})")
         else:
             out.append(f"pages: {self.pages.get('rendered', 0)} units rendered, {self.pages.get('kept', 0)} kept, "
                        f"{self.pages.get('removed', 0)} removed")
+            out.extend(self.repaired)
         if self.rejects:
             reasons = Counter(r.reason.split(":")[0] for r in self.rejects)
             out.append(f"rows rejected: {len(self.rejects)} (" + ", ".join(f"{n}× {r}" for r, n in reasons.most_common(5)) + ")")
