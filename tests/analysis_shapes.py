@@ -14,6 +14,7 @@ from pathlib import Path
 
 from paperproof.catalogue.callsites import find_call_sites
 from paperproof.catalogue.classes import RepoClasses
+from paperproof.catalogue.drivers import find_drivers
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.select import DEFAULT_PER_REPO, select
 
@@ -94,8 +95,8 @@ SHAPES: dict[str, Callable[[Path, int], None]] = {
 
 def analyse(root: Path) -> int:
     """What a build reads of one repository with `ast`: extraction (with evidence), selection, the closures and
-    module hashes of the selected entries, the call sites of every entry (`verify --all` scans them all) and the
-    bases of the selected classes. Returns how many entries were found."""
+    module hashes of the selected entries, the call sites of every entry (`verify --all` scans them all), the drivers
+    and the bases of the selected classes. Returns how many entries were found."""
     report = extract_repo(root, "o/r")
     chosen = select(report.entries, set(), "", DEFAULT_PER_REPO)
     classes = RepoClasses(root, report.entries[0].sys_path if report.entries else ("",), "o/r")
@@ -104,6 +105,7 @@ def analyse(root: Path) -> int:
         if c.entry.kind == "class":
             classes.with_bases(c.entry)
     find_call_sites(root, report.entries)
+    find_drivers(root, report.entries)
     return len(report.entries)
 
 

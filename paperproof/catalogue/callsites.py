@@ -119,7 +119,7 @@ _FENCE = re.compile(r"^([ \t]*)```[ \t]*(?:python3?|py)[ \t]*\n(.*?)^[ \t]*```",
 
 
 @dataclass
-class _Unit:
+class Unit:
     """One parsed text: a file, a README block, or a notebook's code cells joined in order."""
 
     file: str
@@ -279,7 +279,7 @@ def find_call_sites(root: Path, entries: Sequence[Entry], skipped: list[tuple[st
     skipped = skipped if skipped is not None else []
     budget = Budget() if budget is None else budget
     found: dict[str, list[_Site]] = {f"{e.path}::{e.qualname}": [] for e in entries}
-    units = _read_units(root, {e.path for e in entries}, skipped, budget)
+    units = read_units(root, {e.path for e in entries}, skipped, budget)
     repo = _repo(units, entries)
     for unit in units:
         where = unit.where(1)[0] if unit.block else unit.file
@@ -313,8 +313,8 @@ def _normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _read_units(root: Path, entry_paths: set[str], skipped: list[tuple[str, str]], budget: Budget) -> list[_Unit]:
-    units: list[_Unit] = []
+def read_units(root: Path, entry_paths: set[str], skipped: list[tuple[str, str]], budget: Budget) -> list[Unit]:
+    units: list[Unit] = []
     left, files = MAX_TOTAL_CHARS, 0
     for rel in checkout.walk(root, checkout.Walk(skipped), skip_dir=lambda n: n in SKIP_DIRS or n.startswith(".")):
         kind = rel.rpartition(".")[2]
@@ -343,7 +343,7 @@ def _read_units(root: Path, entry_paths: set[str], skipped: list[tuple[str, str]
     return units
 
 
-def _py_unit(rel: str, text: str, entry_paths: set[str]) -> _Unit:
+def _py_unit(rel: str, text: str, entry_paths: set[str]) -> Unit:
     tree = _parse(text)
     folders, name = set(rel.split("/")[:-1]), rel.rpartition("/")[2]
     main = any(isinstance(s, ast.If) and isinstance(s.test, ast.Compare) and any(
@@ -356,10 +356,10 @@ def _py_unit(rel: str, text: str, entry_paths: set[str]) -> _Unit:
         source = "script"
     else:
         source = "module"
-    return _Unit(rel, source, text, tree, module=module_name(Path(rel)), package=name == "__init__.py")
+    return Unit(rel, source, text, tree, module=module_name(Path(rel)), package=name == "__init__.py")
 
 
-def _notebook_units(rel: str, text: str, skipped: list[tuple[str, str]]) -> list[_Unit]:
+def _notebook_units(rel: str, text: str, skipped: list[tuple[str, str]]) -> list[Unit]:
     """The code cells joined into one module (a notebook shares one namespace), magics blanked."""
     doc = json.loads(text)
     cells = doc.get("cells") if isinstance(doc, dict) else None
@@ -385,10 +385,10 @@ def _notebook_units(rel: str, text: str, skipped: list[tuple[str, str]]) -> list
         starts.append((line, number))
         line += code.count("\n") + 1
     joined = "\n".join(chunks)
-    return [_Unit(rel, "notebook", joined, _parse(joined), cells=starts)] if chunks else []
+    return [Unit(rel, "notebook", joined, _parse(joined), cells=starts)] if chunks else []
 
 
-def _markdown_units(rel: str, text: str, skipped: list[tuple[str, str]]) -> list[_Unit]:
+def _markdown_units(rel: str, text: str, skipped: list[tuple[str, str]]) -> list[Unit]:
     units = []
     for number, match in enumerate(_FENCE.finditer(text), 1):
         code = textwrap.dedent(match.group(2))
@@ -396,13 +396,13 @@ def _markdown_units(rel: str, text: str, skipped: list[tuple[str, str]]) -> list
         if any(s.startswith(">>>") for s in lines):  # a doctest: keep the prompts, drop the output
             code = "\n".join(s[4:] if s.startswith((">>> ", "... ")) else "" for s in lines)
         try:
-            units.append(_Unit(rel, "readme", code, _parse(code), block=number))
+            units.append(Unit(rel, "readme", code, _parse(code), block=number))
         except HOSTILE_TEXT as exc:
             skipped.append((f"{rel}#block-{number}", _why(exc)))
     return units
 
 
-def _repo(units: list[_Unit], entries: Sequence[Entry]) -> _Repo:
+def _repo(units: list[Unit], entries: Sequence[Entry]) -> _Repo:
     by_name: dict[str, list[Entry]] = {}
     methods: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
@@ -544,7 +544,7 @@ def _value(node: ast.AST) -> Any:
 class _Scan:
     """One unit's calls, with the scopes, loops and assignments around them."""
 
-    def __init__(self, unit: _Unit, repo: _Repo) -> None:
+    def __init__(self, unit: Unit, repo: _Repo) -> None:
         self.unit, self.repo = unit, repo
         self.lines = unit.text.split("\n")
         self.imports, self.stars = self._import_table()
