@@ -174,6 +174,25 @@ def load_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constants)
 
 
+def _code_record(site: Path, rel: Path, validators: dict[Path, Draft202012Validator]) -> list[str]:
+    """A `code/<sha256>.json` record: named for its hash, valid against `schema/code.json`."""
+    schema = site / "schema" / "code.json"
+    if not schema.is_file():
+        return [f"{rel}: a code record, and no schema/code.json"]
+    if schema not in validators:
+        validators[schema] = Draft202012Validator(load_json(schema))
+    try:
+        data = load_json(site / rel)
+    except ValueError:
+        return []  # said below, as for every JSON file
+    problems = [f"{rel} against schema/code.json: {'/'.join(map(str, e.path))}: {e.message[:200]}"
+                for e in validators[schema].iter_errors(data)][:3]
+    if not re.fullmatch(r"[0-9a-f]{64}\.json", rel.name) or not isinstance(data, dict) or data.get(
+            "code_sha256") != rel.stem:
+        problems.append(f"{rel}: not named for the sha256 it holds")
+    return problems
+
+
 def check_site(site: Path, hosts: set[str] | None = None) -> tuple[list[str], int]:
     """Every problem found, and how many HTML pages were checked. `hosts`: the site's own (the host of its
     `--base-url`); a page, style sheet or SVG file that loads anything from another is a problem."""
@@ -254,6 +273,8 @@ def check_site(site: Path, hosts: set[str] | None = None) -> tuple[list[str], in
             load_json(path)
         except ValueError as exc:
             problems.append(f"{rel}: invalid JSON: {exc}")
-        if rel.parts[0] != "schema" and path not in twins:
+        if rel.parts[0] == "code" and len(rel.parts) == 2:  # code for programs (`build.code_pages`): no page
+            problems.extend(_code_record(site, rel, validators))
+        elif rel.parts[0] != "schema" and path not in twins:
             problems.append(f"{rel}: JSON that no page links as its twin")
     return problems, len(pages)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -20,13 +21,16 @@ from paperproof.build.shipped import bundled_results
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.sample import Sample
+from tests.sitecheck import check_site
 from tests.test_archive import LINK, PAPER, write_dump
 from tests.test_hostile_build import GOOD
 
 MIT = ("MIT License\n\nCopyright (c) 2024 Lab\n\nPermission is hereby granted, free of charge, to any person obtaining "
        "a copy of this software, to deal in the Software without restriction\n")
 SHIPPED = "https://github.com/eliorc/tavolo"  # in the bundled shipped records: MIT, three samples, no source
-OTHER = {**PAPER, "paper_url": "https://paperswithcode.com/paper/closed-one", "title": "Closed One",
+# the paper the shipped samples name (`papers`), so that their pages link to a paper of this site
+OTHER_SLUG = "dataset-cartography-mapping-and-diagnosing"
+OTHER = {**PAPER, "paper_url": f"https://paperswithcode.com/paper/{OTHER_SLUG}", "title": "Closed One",
          "arxiv_id": "2202.00002", "url_abs": "https://arxiv.org/abs/2202.00002v3"}
 
 
@@ -203,3 +207,17 @@ def test_the_same_samples_in_any_order_give_the_same_bytes():
 def test_the_schema_is_listed_in_the_programs_doc():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "programs.md").read_text()
     assert "`/code/<sha256>.json`" in doc and "`schema/code.json`" in doc and "paperproof mcp --site" in doc
+
+
+def test_the_site_check_holds_each_code_record_to_its_schema_and_its_name(site, tmp_path):
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    problems, _ = check_site(copy)
+    assert problems == []
+    first = sorted((copy / "code").iterdir())[0]
+    record = json.loads(first.read_text())
+    (copy / "code" / f"{'f' * 64}.json").write_text(json.dumps(record))
+    first.write_text(json.dumps({**record, "places": "nowhere"}))
+    problems, _ = check_site(copy)
+    assert problems == [f"code/{first.name} against schema/code.json: places: 'nowhere' is not of type 'array'",
+                        f"code/{'f' * 64}.json: not named for the sha256 it holds"]

@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.test_code_pages import OTHER, sample_twins, small_site
+from tests.test_code_pages import OTHER, OTHER_SLUG, sample_twins, small_site
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # the venv whose `paperproof` the docs' configuration names
@@ -77,7 +77,7 @@ def test_a_client_lists_the_tools_fetches_a_paper_its_samples_code_and_searches(
     ])
     assert set(names) == TOOLS
     by_arxiv, by_slug, samples, full, prefix, closed, margin, *errors = results
-    assert payload(by_arxiv) == json.loads((site / "paper" / "closed-one.json").read_text())
+    assert payload(by_arxiv) == json.loads((site / "paper" / f"{OTHER_SLUG}.json").read_text())
     assert payload(by_arxiv)["title"] == OTHER["title"]
     assert payload(by_slug) == json.loads((site / "paper" / "a-good-paper.json").read_text())
     listed = payload(samples)
@@ -89,7 +89,7 @@ def test_a_client_lists_the_tools_fetches_a_paper_its_samples_code_and_searches(
     assert record["code"] == sample["source"] and record["attribution"]["licence"] == "MIT"
     found = payload(closed)  # the paper whose title holds it, then the sample whose repository does
     assert [(r["kind"], r["json_url"]) for r in found["results"]] == [
-        ("paper", "/paper/closed-one.json"), ("sample", next(f"/sample/{s['sample_id']}.json" for s in sample_twins(site)
+        ("paper", f"/paper/{OTHER_SLUG}.json"), ("sample", next(f"/sample/{s['sample_id']}.json" for s in sample_twins(site)
                                                             if s["repo"] == "lab/closed"))]
     assert found["total"] == 2
     entries = payload(margin)["results"]
