@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from paperproof.build.code_pages import code_record
+from paperproof.build.code_pages import code_record, refusal
 from paperproof.build.manifest import state_directory
 from paperproof.build.pipeline import BuildConfig, build
 from paperproof.build.shipped import bundled_results
@@ -152,7 +152,7 @@ def test_a_shipped_record_with_a_bad_hash_is_reported_by_name_and_publishes_no_f
                                 shipped=tmp_path / "results"))
     bad = [r for r in summary.rejects if "code_sha256" in r.reason]
     assert len(bad) == 1 and record["samples"][0]["sample_id"] in bad[0].file
-    assert "'../../index' is not 64 lowercase hex digits" in bad[0].reason
+    assert bad[0].reason.startswith("bad code_sha256: '../../index' is not 64 lowercase hex digits")
     assert len(list((tmp_path / "site" / "code").iterdir())) == 2  # the other two samples' code
     assert not (tmp_path / "index.json").exists()  # where code/../../index.json would have gone
 
@@ -195,6 +195,10 @@ def test_a_source_that_does_not_hash_to_its_sha256_is_never_shown():
     assert record.json_url == f"https://example.org/cat/code/{SHA}.json"
     alone = code_record(SHA, [(wrong, record_of("a/one", "MIT"))], SiteUrls())
     assert alone.code is None and alone.pointer_only is not None
+    said = refusal(wrong)  # and the build reports it, by sample
+    assert said is not None and said.file == "sample 1 (a/one, m.py::score)" and said.record == wrong.file_url
+    assert said.reason.startswith("source not of its code_sha256")
+    assert refusal(right) is None and refusal(sample("a/one", "NONE", False, None, SHA, "3")) is None
 
 
 def test_the_same_samples_in_any_order_give_the_same_bytes():

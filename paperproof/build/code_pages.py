@@ -130,17 +130,17 @@ def _why_not_shown(held: list[Held]) -> str:
             "it is (`places`)")
 
 
-def _unfit(sample: Sample) -> Reject | None:
+def refusal(sample: Sample) -> Reject | None:
     """A sample whose code this writer must not publish under its hash, and why (a shipped record can say anything)."""
     where = f"sample {sample.sample_id} ({sample.repo}, {sample.path}::{sample.qualname})"
     if not SHA256.fullmatch(sample.code_sha256):
         return Reject(file=where, position=-1, record=sample.file_url,
-                      reason=f"code_sha256 {sample.code_sha256[:80]!r} is not 64 lowercase hex digits: no code "
-                             "record for it")
+                      reason=f"bad code_sha256: {sample.code_sha256[:80]!r} is not 64 lowercase hex digits, so no "
+                             "code record is published for it")
     if sample.inline_ok and sample.source is not None and not _hashes_to(sample):
         return Reject(file=where, position=-1, record=sample.file_url,
-                      reason="its source does not hash to its code_sha256: the code record points at it instead "
-                             "of showing it")
+                      reason="source not of its code_sha256: its text does not hash to it, so the code record "
+                             "points at the code instead of showing this text")
     return None
 
 
@@ -159,7 +159,7 @@ def write_code(site: SiteWriter, repos: dict[str, RepoWork], noop: bool) -> int:
     for key in sorted(repos):
         work = repos[key]
         for sample in work.samples:
-            problem = _unfit(sample)
+            problem = refusal(sample)
             if problem is not None:
                 site.rejects.append(problem)
                 if not SHA256.fullmatch(sample.code_sha256):
@@ -172,4 +172,4 @@ def write_code(site: SiteWriter, repos: dict[str, RepoWork], noop: bool) -> int:
     return len(by_hash)
 
 
-__all__ = ["CodeAttribution", "CodePlace", "CodeRecord", "code_record", "write_code"]
+__all__ = ["CodeAttribution", "CodePlace", "CodeRecord", "code_record", "refusal", "write_code"]
