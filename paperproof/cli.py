@@ -167,6 +167,7 @@ class _Help(argparse.RawDescriptionHelpFormatter):
 # The user's cache, never the working folder: `verify .` runs in the checkout, which would then choose what is
 # read back as an environment it installed.
 DEFAULT_ENVIRONMENTS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "paperproof" / "envs"
+DEFAULT_VERIFY_CACHE = DEFAULT_ENVIRONMENTS.parent  # verify's run results, under its runs/ as a build's are
 
 
 def parser() -> argparse.ArgumentParser:
@@ -218,6 +219,11 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--environments", type=Path, default=DEFAULT_ENVIRONMENTS, metavar="DIR",
                    help=f"where the checkout's missing imports are installed from wheels, cached (default: {DEFAULT_ENVIRONMENTS})")
     v.add_argument("--no-install", action="store_true", help="install nothing: imports the runner lacks get stand-ins")
+    v.add_argument("--cache", type=Path, default=DEFAULT_VERIFY_CACHE, metavar="DIR",
+                   help="run results kept by what decides them (the entry's code and the modules it imports, the "
+                        "checkout's other files, the limits, the environment, paperproof's verdict code), so an "
+                        f"unchanged rerun starts no sandbox (default: {DEFAULT_VERIFY_CACHE})")
+    v.add_argument("--no-cache", action="store_true", help="run every sample in the sandbox; read and keep no result")
 
     h = commands.add_parser("harvest", help="ask GitHub about every linked repository and store pinned snapshots",
                             description=textwrap.fill("Ask the GitHub REST API about every repository the archive links, and store "
@@ -375,7 +381,7 @@ def _verify(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from paperproof.build import leaks
-    from paperproof.verify.checkout import NoSuchEntry, failures, verify_path
+    from paperproof.verify.checkout import NoSuchEntry, failures, verify_checkout
 
     leaks.take()
     if not args.path.is_dir():
@@ -385,13 +391,18 @@ def _verify(args: argparse.Namespace) -> int:
         _say(f"paperproof: --environments {args.environments} lies inside the checkout {args.path}, which would "
              "choose what is read back as installed; give a folder outside it", err=True)
         return 2
+    if not args.no_cache and (refused := _verify_cache_refused(args.cache, args.path)):
+        _say(f"paperproof: {refused}", err=True)
+        return 2
     try:
-        samples = verify_path(args.path, entries=args.entry, everything=args.all, workers=args.workers,
-                              limits=dict(args.limit) or None,
-                              environments=None if args.no_install else args.environments)
+        verified = verify_checkout(args.path, entries=args.entry, everything=args.all, workers=args.workers,
+                                   limits=dict(args.limit) or None,
+                                   environments=None if args.no_install else args.environments,
+                                   cache=None if args.no_cache else args.cache.resolve())
     except NoSuchEntry as exc:
         _say(f"paperproof: {exc}", err=True)
         return 2
+    samples = verified.samples
     if args.json:
         import json
 
@@ -403,7 +414,27 @@ def _verify(args: argparse.Namespace) -> int:
     counts = Counter(s.status for s in samples)
     closing = [f"verified {len(samples)} sample(s) of {args.path}: "
                + (", ".join(f"{status} {n}" for status, n in sorted(counts.items())) or "no entry to verify")]
+    closing.append(f"sandbox runs: {verified.ran}, from cache: {verified.from_cache}"
+                   + ("" if not args.no_cache else " (--no-cache)"))
     for kind, names in found.items():
         closing += [f"{kind}: {len(names)}", *(f"  {name}" for name in names)]
     _say(*lines, more=[(line, args.json) for line in closing])  # a secret in any of it: nothing printed, exit 2
     return 1 if any(found.values()) else 0
+
+
+def _verify_cache_refused(cache: Path, checkout: Path) -> str | None:
+    """Why verify's `--cache` cannot hold its results, or None (it is then tagged as paperproof's): inside the
+    checkout, the checkout would choose what is read back as a result; a folder of other files is not ours."""
+    if cache.resolve().is_relative_to(checkout.resolve()):
+        return (f"--cache {cache} lies inside the checkout {checkout}, which would choose what is read back as a "
+                "result; give a folder outside it, or --no-cache")
+    from paperproof.build.guard import NotOurs, check_cache, claim_cache
+
+    try:
+        check_cache(cache)
+        claim_cache(cache)
+    except NotOurs as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"--cache {cache}: cannot be made ({exc.strerror})"
+    return None

@@ -69,6 +69,8 @@ READERS: dict[str, dict[str, str]] = {
     "runner/slots.py": {"Slot.__init__": OURS},
     "runner/torch_builds.py": {"elf_needed": WHEELS, "package_ops": WHEELS},
     "runner/zygote.py": {"_open": SANDBOX, "main": SANDBOX},
+    "verify/checkout.py": {"_kept": OURS},
+    "verify/run_inputs.py": {"package_code": PACKAGE_FILES},
 }
 # Receivers whose `.open(...)` is not a file of the disk being read (or is read by its own bounded parser).
 NOT_FILES = {"tarfile", "gzip", "bz2", "lzma", "zipfile", "tempfile", "resources", "webbrowser", "checkout"}

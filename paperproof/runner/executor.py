@@ -56,6 +56,7 @@ class RunRequest:
     limits: dict | None = None
     commit: str | None = None  # the repository's commit, when known: part of the cache key
     environment: str | None = None  # a folder of packages installed for the repository (`runner.environment`)
+    decided_by: str = ""  # what else decides the result, folded into the cache key (`verify.run_inputs`)
 
     def payload(self) -> dict:
         wants_device = any(p.name.lower() in ("device", "dev") for p in self.entry.params)
@@ -85,8 +86,9 @@ class RunRequest:
     def cache_key(self) -> str:
         """Everything that can change a result: the repository and its commit, the entry's code and
         closure, the content of every repository module the closure may import, the fixtures, the
-        runner, the limits and the library versions. Text from the repository (paths may hold bytes
-        that are not UTF-8) is encoded so that no name can fail to be a key."""
+        runner, the limits, the library versions and what else the caller says decides it
+        (`decided_by`). Text from the repository (paths may hold bytes that are not UTF-8) is encoded
+        so that no name can fail to be a key."""
         parts = [
             self.entry.repo,
             self.commit or "no commit",
@@ -101,6 +103,7 @@ class RunRequest:
             json.dumps(self.limits or {}, sort_keys=True),
             self.environment or "no environment",
             *library_versions(),
+            *([self.decided_by] if self.decided_by else []),  # absent, a build's keys are as they were
         ]
         return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -253,6 +256,7 @@ class ResultCache:
         self.directory = directory
         self.hits = 0
         self.misses = 0
+        self.unkept = 0  # results not kept because they are not the sample's (`NOT_FINAL`)
 
     def get(self, key: str) -> RunResult | None:
         if self.directory is None:
@@ -267,7 +271,10 @@ class ResultCache:
 
     def put(self, key: str, result: RunResult) -> None:
         """Keep a final result; one the runner or the machine's load cut short is run again next time."""
-        if self.directory is None or result.end in NOT_FINAL:
+        if result.end in NOT_FINAL:
+            self.unkept += 1
+            return
+        if self.directory is None:
             return
         from paperproof.plumbing.files import write_atomic
 

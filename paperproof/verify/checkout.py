@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 from paperproof.catalogue import licence
 from paperproof.catalogue.budget import Budget, noted
 from paperproof.catalogue.extract import extract_repo
@@ -13,11 +15,24 @@ from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.repos import find_readme, git_head, readme_text
 from paperproof.catalogue.sample import Sample
 from paperproof.catalogue.select import DEFAULT_PER_REPO, select
-from paperproof.verify.stage import RunSettings, run_and_judge
+from paperproof.plumbing.files import write_atomic
+from paperproof.runner import environment
+from paperproof.verify import run_inputs
 
 
 class NoSuchEntry(ValueError):
     """An `--entry` names no entry of the checkout."""
+
+
+class Verified(BaseModel):
+    """A checkout's samples, and how many of their runs the sandbox made and how many the cache answered (what
+    tells a user, and a test, that an unchanged rerun started no sandbox process)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    samples: list[Sample]
+    ran: int
+    from_cache: int
 
 
 def failures(samples: list[Sample]) -> dict[str, list[str]]:
@@ -46,9 +61,18 @@ def local_record(path: Path) -> RepoRecord:
 def verify_path(path: Path, entries: list[str] | None = None, everything: bool = False,
                 workers: int | None = None, per_repo: int = DEFAULT_PER_REPO,
                 limits: dict | None = None, environments: Path | None = None, planted: bool = True) -> list[Sample]:
+    """The samples of `verify_checkout`, run without a result cache."""
+    return verify_checkout(path, entries, everything, workers, per_repo, limits, environments, planted).samples
+
+
+def verify_checkout(path: Path, entries: list[str] | None = None, everything: bool = False,
+                    workers: int | None = None, per_repo: int = DEFAULT_PER_REPO, limits: dict | None = None,
+                    environments: Path | None = None, planted: bool = True, cache: Path | None = None) -> Verified:
     """Samples for the most relevant entries of a checkout (or the named ones, or all);
     `limits` overrides sandbox limits (`runner.sandbox.Limits` fields); `environments` is where the
-    checkout's missing imports are installed from wheels (None: nothing is installed)."""
+    checkout's missing imports are installed from wheels (None: nothing is installed); `cache` is where results
+    are kept, by what decides them (`run_inputs`): each run under its `runs/` as a build keeps them, and the samples
+    of the whole verify under `verified/`; None: every run is made in the sandbox and nothing is kept."""
     root = path.resolve()
     record = local_record(root)
     budget = Budget()  # the checkout's static analysis, as a build's: past it, what was read (and each sample says so)
@@ -65,6 +89,38 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
     readme = readme_text(record)
     chosen = select(found, set(), readme, None if (everything or entries) else per_repo)
-    judged = run_and_judge({"local": RepoWork(record, tuple(chosen), analysed=budget.spent)},
-                           RunSettings(workers=workers, limits=limits, environments=environments, planted=planted))
-    return list(judged.repos["local"].samples)
+    work = RepoWork(record, tuple(chosen), analysed=budget.spent)
+    key, decided_by = "", ""
+    if cache is not None:
+        runner = run_inputs.runner_inputs()
+        env = environment.for_record(record, environments) if chosen else None  # installed once, reused by the stage
+        arguments = {"entries": sorted(entries or []), "everything": everything, "per_repo": per_repo,
+                     "limits": limits, "planted": planted, "environment": env.path if env else None,
+                     "notes": env.describe() if env else []}
+        key = run_inputs.verify_digest(root, runner, record.commit, arguments)
+        kept = _kept(cache, key)
+        if kept is not None:  # nothing that decides them changed: no sandbox, no judging
+            return Verified(samples=kept.samples, ran=0, from_cache=kept.ran + kept.from_cache)
+        decided_by = run_inputs.run_digest(root, runner)
+    # the stage imports torch and the metric core: seconds that a verify answered whole by its cache does without
+    from paperproof.verify.stage import RunSettings, run_and_judge
+
+    judged = run_and_judge({"local": work}, RunSettings(workers=workers, limits=limits, environments=environments,
+                                                        planted=planted, cache=cache, decided_by=decided_by))
+    verified = Verified(samples=list(judged.repos["local"].samples), ran=judged.executed, from_cache=judged.cached)
+    # never one the machine's load cut short (`cut_by_load`, a runner error), nor one the checkout changed under
+    if cache is not None and judged.final and run_inputs.verify_digest(root, runner, record.commit, arguments) == key:
+        write_atomic(_kept_path(cache, key), verified.model_dump_json())
+    return verified
+
+
+def _kept_path(cache: Path, key: str) -> Path:
+    return cache / "verified" / key[:2] / f"{key}.json"
+
+
+def _kept(cache: Path, key: str) -> Verified | None:
+    """The samples a verify with these inputs gave before, or None (none kept, or not readable as samples)."""
+    try:
+        return Verified.model_validate_json(_kept_path(cache, key).read_bytes())
+    except (OSError, ValueError):
+        return None

@@ -37,6 +37,7 @@ class RunSettings:
     limits: dict | None = None  # `runner.sandbox.Limits` fields
     environments: Path | None = None  # where per-repository environments are cached; None: the runner's only
     planted: bool = True  # score per-sample outputs on the planted training run (off only to measure its cost)
+    decided_by: str = ""  # what else decides every run's result, part of each cache key (`verify.run_inputs`)
 
     def __post_init__(self) -> None:
         # The sandbox binds folders by absolute path: a relative `--environments` would be bound from the
@@ -52,6 +53,7 @@ class Judged:
     repos: dict[str, RepoWork]
     executed: int = 0  # runs made in the sandbox
     cached: int = 0  # runs answered by the cache
+    final: bool = True  # every run's result was the sample's own: none cut by the machine's load or a runner error
     skipped: tuple[tuple[str, str, str], ...] = ()  # (repo, entry, reason): no fixture or contract could be made
 
 
@@ -290,7 +292,8 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         """Each job on the given fixtures, in the sandbox through the cache; the runs made are counted."""
         nonlocal executed
         found, more = _run_all([RunRequest(job.chosen.entry, fx, snapshots[job.key], settings.limits,
-                                           commit=commits[job.key], environment=env_dirs[job.key])
+                                           commit=commits[job.key], environment=env_dirs[job.key],
+                                           decided_by=settings.decided_by)
                                 for job, fx in pairs], settings, cache, label)
         executed += more
         return found
@@ -331,4 +334,5 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         made[job.key].append(sample.model_copy(update={"notes": [*sample.notes, *env_notes]}) if env_notes else sample)
     linked = iter(link_behaviours([s for key in sorted(repos) for s in made[key]]))
     judged_repos = {key: repos[key].but(samples=tuple(next(linked) for _ in made[key])) for key in sorted(repos)}
-    return Judged({key: judged_repos[key] for key in repos}, executed, cache.hits, tuple(skipped))
+    return Judged({key: judged_repos[key] for key in repos}, executed=executed, cached=cache.hits,
+                  final=cache.unkept == 0, skipped=tuple(skipped))
