@@ -249,6 +249,7 @@ def test_planted_hardness_table_map_and_paper_summary(bundled_site, serve, drive
     base = serve(bundled_site)
     driver.get_log("browser")
     driver.get(base + "/paper/specimen-mapping-sample-hardness-with-training/")
+    unfold(driver)
     summary = driver.find_element(By.CSS_SELECTOR, "table.planted-summary")
     kinds = [th.text for th in summary.find_elements(By.CSS_SELECTOR, "thead th")][1:]
     assert kinds == ["uniform", "asymmetric", "adjacent", "near-ood", "far-ood", "atypical"]
@@ -285,8 +286,15 @@ def test_planted_hardness_table_map_and_paper_summary(bundled_site, serve, drive
 SAMPLES_PAPER = "/paper/specimen-mapping-sample-hardness-with-training/"
 
 
+def unfold(browser) -> None:
+    """Open every folded table of the page (a long table is in a closed `<details>`), as a reader would."""
+    browser.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+
+
 def follow(browser, selector: str) -> str:
-    """Click the first element matching `selector`; return the URL's path and fragment after the host."""
+    """Click the first element matching `selector`, unfolding it first; return the URL's path and fragment after
+    the host."""
+    unfold(browser)
     element = browser.find_element(By.CSS_SELECTOR, selector)
     href = element.get_attribute("href")
     element.click()
@@ -377,9 +385,79 @@ def test_sample_tables_fit_the_page(bundled_site, serve, driver, width):
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
+FIRST_SCREEN = """
+const verdict = document.querySelector('section.verdict');
+const box = verdict.getBoundingClientRect();
+const badge = verdict.querySelector('.grade');
+return {top: box.top, bottom: box.bottom, left: box.left, right: box.right, screen: innerHeight,
+        width: document.documentElement.clientWidth, text: verdict.innerText, badge: badge.textContent,
+        shown: getComputedStyle(verdict).visibility === 'visible' && box.height > 0,
+        heading: document.querySelector('h1').getBoundingClientRect().top};
+"""
+AGAINST_LINES = """
+return Array.from(document.querySelectorAll('table.implementations td[data-label="Against the paper"]')).map(td => {
+  const style = getComputedStyle(td);
+  return Math.round((td.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom)) /
+                    parseFloat(style.lineHeight));
+});
+"""
+VERDICT_PAPERS = ("/paper/dataset-cartography-mapping-and-diagnosing/",
+                  "/paper/dissecting-sample-hardness-a-fine-grained/", SAMPLES_PAPER)
+
+
+@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
+def test_the_verdict_is_in_the_first_screen(bundled_site, serve, driver, width, height):
+    """Both seed papers and a specimen paper: the verdict, its grade and its sentence, is on the first screen
+    without scrolling, and "Against the paper" stays a short cell, unfolded, at either width."""
+    from paperproof.build.paper_verdict import GRADE_LABELS
+
+    base = serve(bundled_site)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    try:
+        for path in VERDICT_PAPERS:
+            twin = json.loads((bundled_site / (path.strip("/") + ".json")).read_text())
+            driver.get(base + path)
+            state = driver.execute_script(FIRST_SCREEN)
+            assert state["screen"] == height and state["shown"], (path, state)
+            assert 0 < state["heading"] < state["top"] < state["bottom"] <= height, (path, state)
+            assert 0 <= state["left"] < state["right"] <= state["width"], (path, state)
+            assert twin["verdict"]["text"] in state["text"], path
+            assert state["badge"] == GRADE_LABELS[twin["verdict"]["grade"]], path
+            unfold(driver)
+            lines = driver.execute_script(AGAINST_LINES)
+            assert lines and max(lines) < 10, (path, lines)
+        assert twin["verdict"]["checked"] > 0
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_graded_badges_differ_and_lead_to_their_explanations(bundled_site, serve, driver):
+    """Faithful, departs (rescales) and departs (changes the ranking) are three badges, none of them the
+    colour of a contract violation, each explained on /status/."""
+    from paperproof.build.paper_verdict import GRADE_LABELS, GRADE_MEANINGS
+
+    base = serve(bundled_site)
+    driver.get(base + SAMPLES_PAPER)
+    unfold(driver)
+    colours = driver.execute_script(
+        "const seen = {}; document.querySelectorAll('table.samples .grade').forEach(a => { seen[a.textContent] = "
+        "getComputedStyle(a).backgroundColor; }); seen.violates = getComputedStyle("
+        "document.querySelector('table.samples a.status-ran_violates')).backgroundColor; return seen;")
+    grades = [GRADE_LABELS[g] for g in ("faithful", "departs_rescales", "departs_ranking")]
+    assert set(colours) == {*grades, "violates"}
+    assert len(set(colours.values())) == 4
+    for grade in ("faithful", "departs_rescales", "departs_ranking"):
+        driver.get(base + SAMPLES_PAPER)
+        path = follow(driver, f"table.samples td[data-label=Status] a.grade-{grade}")
+        assert path.startswith("/status/#checked-")
+        assert explained(driver, path.split("#")[1]) == (GRADE_LABELS[grade], GRADE_MEANINGS[grade] + ".")
+
+
 def test_fixtures_read_as_shapes_with_their_seed_and_a_partial_ran_is_not_green(bundled_site, serve, driver):
     base = serve(bundled_site)
     driver.get(base + SAMPLES_PAPER)
+    unfold(driver)
     sample = next(a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "table.samples td a[href*='/sample/']")
                   if a.text == "confidence_scores")
     driver.get(sample)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from paperproof.build import search
 from paperproof.build.links import read_link_table
 from paperproof.build.pages import Paging, PaperList, PaperListing
+from paperproof.build.paper_verdict import paper_verdict
 from paperproof.build.records import about
 from paperproof.build.render import markdown_html, plain_text, prose_html
 from paperproof.build.renderer import ListJob, Renderer
@@ -69,7 +70,8 @@ def test_list_pages_assembled_without_validation_serialise_as_validated_records(
     urls = SiteUrls()
     renderer = Renderer(urls, "2025-07-28T00:00:00+00:00", tmp_path, False)
     listings = [PaperListing(slug=f"p{i}", title=f"T <{i}> é", date=None if i else "2020-01-01", authors=["A"],
-                             tasks=["X"], specimen=False, samples=0, ran=0, url=urls.paper(f"p{i}"),
+                             tasks=["X"], specimen=False, samples=0, statuses={}, verdict=paper_verdict([]),
+                             url=urls.paper(f"p{i}"),
                              json_url=urls.paper_json(f"p{i}")) for i in range(3)]
     paging = Paging(page=1, pages=1, page_size=1000, total=3, page_url="/papers/", json_url="/api/papers.json",
                     prev=None, next=None, prev_page_url=None, next_page_url=None)

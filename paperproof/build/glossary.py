@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from paperproof.build.pages import About, StatusCount, StatusIndex, Term, TermGroup
+from paperproof.build.paper_verdict import GRADE_LABELS, GRADE_MEANINGS
 from paperproof.build.urls import SiteUrls
 from paperproof.catalogue.repo_record import REACH_VOCABULARY
 from paperproof.catalogue.sample import (
@@ -26,8 +27,12 @@ DESCRIPTION = ("What every status, contract check, tier and fidelity value on a 
 FIDELITY_VOCABULARY: dict[str, str] = {
     "paper's definition": "The output equals the metric as the paper defines it, computed by paperproof's reference "
                           "metric core on the shared training-dynamics cases",
-    "departs": "The output equals a published variant of the metric that is not the paper's definition; the sample "
-               "page says where it departs",
+    GRADE_LABELS["departs_rescales"]: "The output equals a published variant of the metric that is not the "
+                                      "paper's definition, but ranks the samples as the paper's metric does on the "
+                                      "same run; the sample page says where it departs",
+    GRADE_LABELS["departs_ranking"]: "The output equals a published variant of the metric that is not the paper's "
+                                     "definition, and ranks the samples differently on the same run; the sample "
+                                     "page says where it departs and by how much",
     "—": "The entry was not recognised as a hardness metric, so nothing was compared with a paper's definition",
 }
 
@@ -47,7 +52,8 @@ COLUMNS: list[tuple[str, str, str, dict[str, str]]] = [
                          "sample that has it.", STATUS_VOCABULARY),
     ("Checked", "checked", "For a sample that ran: what its run was checked against. A status that begins with "
                            "“ran” says only that it ran; this says whether anything certified what it computed.",
-     {**CHECKED_VOCABULARY, "—": "Not run, so nothing to check"}),
+     {**CHECKED_VOCABULARY, **{GRADE_LABELS[g]: GRADE_MEANINGS[g] for g in GRADE_LABELS},
+      "—": "Not run, so nothing to check"}),
     ("Contract", "contract", "What checking the outputs against the contract found. The contract is drafted from the "
                              "entry's own declarations: its annotations, its docstring, its name, or the definition "
                              "of the metric it was recognised as.", CONTRACT_TERMS),

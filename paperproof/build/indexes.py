@@ -16,9 +16,10 @@ from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from paperproof.build import datamap, feeds, glossary, pages, records, render, search_job, seo
+from paperproof.build import datamap, feeds, glossary, pages, paper_verdict, records, render, search_job, seo
 from paperproof.build.manifest import Digest
 from paperproof.build.pages import INDEX_PAPERS, PAGE_SCHEMAS, Paging, PaperListing, StatusCount
+from paperproof.build.paper_verdict import GRADE_LABELS
 from paperproof.build.renderer import ListJob
 from paperproof.build.site import SiteWriter, dump_json, record_schema
 from paperproof.build.urls import task_key
@@ -109,9 +110,15 @@ class _Indexes:
         order = self._listings("SELECT listing FROM papers ORDER BY specimen, title_key, slug LIMIT ?", (INDEX_PAPERS,))
         verified = self._listings("SELECT listing FROM papers WHERE ran > 0 ORDER BY (date IS NULL), date DESC, slug "
                                   "LIMIT ?", (INDEX_PAPERS,))
+        # Every paper whose code ran, by its grade against the paper (the listing holds its verdict).
+        papers_by_grade = dict(site.db.execute("SELECT json_extract(listing, '$.verdict.grade'), count(*) FROM papers "
+                                               "WHERE ran > 0 GROUP BY 1"))
+        samples_by_grade: Counter[str | None] = Counter(paper_verdict.sample_grade(s.fidelity) for s in self.samples)
         record = records.index_page(site.about, urls, site.read_at, papers_total=site.count("papers"),
                                     repositories=site.count("repos"), samples=len(self.samples), statuses=statuses,
-                                    papers=order, verified=verified, partial=site.partial)
+                                    papers=order, verified=verified, partial=site.partial,
+                                    paper_grades={g: n for g in GRADE_LABELS if (n := papers_by_grade.get(g, 0))},
+                                    sample_grades={g: n for g in GRADE_LABELS if (n := samples_by_grade[g])})
         site.record("index.html", record, record.page_url, record.json_url, "index",
                     "A catalogue of papers and the code linked to them, run in a sandbox and checked against "
                     "contracts drafted from its own declarations.", vocabulary=STATUS_VOCABULARY)

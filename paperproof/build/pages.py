@@ -142,6 +142,34 @@ class Implementation(PageModel):
     paper_planted_auroc: float | None = None
 
 
+class WorstDeparture(PageModel):
+    """The most severe departure among a paper's samples (`build.paper_verdict.severity_rank`), with its reason."""
+
+    entry: str
+    repo: str
+    repo_kind: str
+    url: str
+    metric: str
+    output: str
+    severity: str  # "rescales" or "changes_ranking" (a departure no run measured counts as changing the ranking)
+    rank_correlation: float | None
+    reason: str
+
+
+class PaperVerdict(PageModel):
+    """The answer at the top of a paper's page, in counts of samples (`build.paper_verdict`): how many were
+    checked against the paper, how many are faithful, how many depart and how, and the worst departure.
+    `grade` is the paper's: its worst sample's grade, or `not_checked`; `text` is the sentence the page shows."""
+
+    grade: str
+    checked: int
+    faithful: int
+    departs_rescales: int
+    departs_ranking: int
+    worst: WorstDeparture | None
+    text: str
+
+
 class Verification(PageModel):
     page_url: str | None | MISSING = Field(default=MISSING, validation_alias=_seed_alias("page_url"))
     json_url: str = Field(validation_alias=_seed_alias("json_url"))
@@ -166,6 +194,7 @@ class PaperTwin(PageModel):
     about: About
     url: str
     title: str
+    verdict: PaperVerdict | MISSING = MISSING  # not in the seed records
     arxiv_id: str | None
     date: str | None
     proceeding: str | None
@@ -270,7 +299,8 @@ class PaperListing(PageModel):
     tasks: list[str]
     specimen: bool
     samples: int
-    ran: int
+    statuses: dict[str, int]  # the paper's samples by status, as its twin's `verification.summary`
+    verdict: PaperVerdict
     url: str
     json_url: str
 
@@ -412,9 +442,13 @@ class IndexPage(PageModel):
     repositories: int
     samples: int
     statuses: list[StatusCount]
+    # Graded against the paper (`build.paper_verdict`): samples by their grade, and the papers whose code ran by
+    # theirs (`not_checked`: none of its samples was compared with the paper). Grades with no count are left out.
+    sample_grades: dict[str, int]
+    paper_grades: dict[str, int]
     papers: list[PaperListing]
     papers_url: str
-    verified: list[PaperListing]
+    verified: list[PaperListing]  # papers with a sample of any `ran*` status, newest first, whatever their grade
     api: dict[str, str]
     schemas: dict[str, str]
     partial: list[str] = Field(default_factory=list)  # built with --allow-partial: where each damaged input stops

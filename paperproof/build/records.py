@@ -32,6 +32,7 @@ from paperproof.build.pages import (
     PaperListing,
     PaperRef,
     PaperTwin,
+    PaperVerdict,
     RepoList,
     RepoListing,
     RepoRef,
@@ -50,12 +51,13 @@ from paperproof.build.pages import (
     Verification,
     page_count,
 )
+from paperproof.build.paper_verdict import paper_verdict, severity_rank
 from paperproof.build.urls import SiteUrls, repo_slug
 from paperproof.catalogue import community
 from paperproof.catalogue.archive_rows import CodeLinkRow, PaperRow, Source, task_slug
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import safe_key
-from paperproof.catalogue.sample import CHECKED_VOCABULARY, STATUS_VOCABULARY, Fidelity, Sample
+from paperproof.catalogue.sample import CHECKED_VOCABULARY, STATUS_VOCABULARY, Sample
 from paperproof.verify.evaluators import MEASURES as EVALUATION_MEASURES
 
 REPO_KIND_VOCABULARY: dict[str, str] = {
@@ -131,16 +133,17 @@ METRIC_ORDER = ("confidence", "variability", "correctness", "forgetfulness")
 
 
 def implementations(samples: Sequence[TwinSample]) -> list[Implementation]:
-    """Every sample output recognised as a hardness metric, by metric, official repositories first, with the
-    variant the official code computes beside each (the official code is the `official` repository kind)."""
+    """Every sample output recognised as a hardness metric: the official repository's first, each the most severe
+    departure first, then by metric, with the variant the official code computes beside each (the official code
+    is the `official` repository kind)."""
     found = [(s, f) for s in samples if isinstance(s.fidelity, list) for f in s.fidelity]
     official: dict[str, set[str]] = {}
     for s, f in found:
         if s.repo_kind == "official":
             official.setdefault(f.metric, set()).add(f.matches)
     rank = {m: i for i, m in enumerate(METRIC_ORDER)}
-    found.sort(key=lambda sf: (severity_rank(sf[1]), rank.get(sf[1].metric, len(rank)), sf[1].metric,
-                               sf[0].repo_kind != "official", sf[0].repo.lower(), sf[0].entry, sf[1].output))
+    found.sort(key=lambda sf: (sf[0].repo_kind != "official", severity_rank(sf[1]), rank.get(sf[1].metric, len(rank)),
+                               sf[1].metric, sf[0].repo.lower(), sf[0].entry, sf[1].output))
     rows = []
     for s, f in found:
         theirs = official.get(f.metric)
@@ -156,21 +159,10 @@ def implementations(samples: Sequence[TwinSample]) -> list[Implementation]:
     return rows
 
 
-def severity_rank(finding: Fidelity) -> tuple[int, float]:
-    """Most severe first: departures that change the ranking (lowest rank correlation first), then those that
-    only rescale, then departures without a measure, then faithful outputs."""
-    if not finding.departures:
-        return (3, 0.0)
-    w = finding.worked
-    if w is None:
-        return (2, 0.0)
-    rho = w.rank_correlation if w.rank_correlation is not None else -1.0
-    return (0, rho) if w.severity == "changes_ranking" else (1, rho)
-
-
 def sample_order(samples: list[TwinSample]) -> list[TwinSample]:
-    """Run samples first, then by entry name (ASCII); forks with the same entry keep their order."""
-    return sorted(samples, key=lambda s: (-s.verification_level, s.entry))
+    """The official repository's samples first; then run samples first, then by entry name (ASCII); forks with
+    the same entry keep their order."""
+    return sorted(samples, key=lambda s: (s.repo_kind != "official", -s.verification_level, s.entry))
 
 
 # --- papers ---
@@ -248,7 +240,8 @@ def paper_twin(paper: PaperRow, source: Source, links: Sequence[CodeLinkRow | Li
         **({"implementations": rows} if (rows := implementations(twin_samples)) else {}),
     )
     return PaperTwin(
-        about=about(urls), url=urls.paper(slug), title=paper.title, arxiv_id=paper.arxiv_id, date=paper.date,
+        about=about(urls), url=urls.paper(slug), title=paper.title, verdict=paper_verdict(twin_samples),
+        arxiv_id=paper.arxiv_id, date=paper.date,
         proceeding=paper.proceeding, authors=list(paper.authors), abstract=paper.abstract, url_abs=paper.url_abs,
         url_pdf=paper.url_pdf, source=source, code_links=code_links,
         tasks=[TaskRef(task_slug=task_slug(t), task_name=t) for t in paper.tasks],
@@ -258,11 +251,12 @@ def paper_twin(paper: PaperRow, source: Source, links: Sequence[CodeLinkRow | Li
 
 
 def paper_listing(twin: PaperTwin, slug: str, specimen: bool, urls: SiteUrls) -> PaperListing:
-    """A paper as the lists show it, from its twin."""
+    """A paper as the lists show it, from its twin: its samples by status and its verdict."""
     samples = twin.verification.samples
+    verdict = twin.verdict if isinstance(twin.verdict, PaperVerdict) else paper_verdict(samples)
     return PaperListing(
         slug=slug, title=twin.title, date=twin.date, authors=list(twin.authors), tasks=[t.task_name for t in twin.tasks],
-        specimen=specimen, samples=len(samples), ran=sum(1 for s in samples if s.status.startswith("ran")),
+        specimen=specimen, samples=len(samples), statuses=dict(twin.verification.summary), verdict=verdict,
         url=urls.paper(slug), json_url=urls.paper_json(slug))
 
 
@@ -351,11 +345,12 @@ def task_index(site_about: About, urls: SiteUrls, listings: list[TaskListing]) -
 
 def index_page(site_about: About, urls: SiteUrls, read_at: str, *, papers_total: int, repositories: int, samples: int,
                statuses: list[StatusCount], papers: list[PaperListing], verified: list[PaperListing],
-               partial: list[str]) -> IndexPage:
+               partial: list[str], paper_grades: dict[str, int], sample_grades: dict[str, int]) -> IndexPage:
     return IndexPage(
         about=site_about, schema_url=urls.schema("index"), page_url=urls.home(), json_url=urls.index_json(),
         read_at=read_at, papers_total=papers_total, repositories=repositories, samples=samples, statuses=statuses,
-        papers=papers, papers_url=urls.papers(), verified=verified,
+        sample_grades=sample_grades, paper_grades=paper_grades, papers=papers, papers_url=urls.papers(),
+        verified=verified,
         api={"papers": urls.api_papers(), "repos": urls.api_repos(), "tasks": urls.tasks_json(),
              "feed": urls.feed(), "sitemap": urls.sitemap(), "search": urls.search_json()},
         schemas={name: urls.schema(name) for name in PAGE_SCHEMAS}, partial=partial,

@@ -357,9 +357,11 @@ def environment(urls: SiteUrls) -> Environment:
 
 def _explain(env: Environment) -> None:
     """What the sample tables link their headings and badges to (`build.glossary`)."""
-    from paperproof.build import glossary
+    from paperproof.build import glossary, paper_verdict
 
-    env.globals.update(anchor=glossary.anchor, partial_ran=glossary.partial_ran, terms=glossary.TERMS)
+    env.globals.update(anchor=glossary.anchor, partial_ran=glossary.partial_ran, terms=glossary.TERMS,
+                       sample_grade=paper_verdict.sample_grade, finding_grade=paper_verdict.finding_grade,
+                       grade_labels=paper_verdict.GRADE_LABELS)
 
 
 def bibtex(key: str, title: str, authors: list[str], year: str | None, url: str | None) -> str:

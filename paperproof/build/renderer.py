@@ -164,14 +164,15 @@ class Renderer:
                                  json.loads(job.row).get("paper_url"))
         listing = records.paper_listing(twin, job.slug, job.source.row_kind == "specimen", self.urls)
         feed = None
-        if listing.ran:
+        ran = sum(n for status, n in listing.statuses.items() if status.startswith("ran"))  # any `ran*` status
+        if ran:
             feed = json.dumps([job.slug, twin.title, list(twin.authors), twin.date, listing.url,
-                               render.plain_text(twin.abstract), listing.samples, listing.ran], ensure_ascii=False)
+                               render.plain_text(twin.abstract), listing.samples, ran], ensure_ascii=False)
         doc = None
         if self.search_available:
             doc = search.record("/" + page.removesuffix("index.html"), twin.title, list(twin.authors), listing.tasks,
                                 render.plain_text(twin.abstract, limit=4000), twin.date)
-        return PaperRendered(listing.model_dump_json(), feed, doc, listing.ran)
+        return PaperRendered(listing.model_dump_json(), feed, doc, ran)
 
     # --- repositories and samples ---
 

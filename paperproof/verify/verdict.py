@@ -267,7 +267,10 @@ def _judge(fixtures: FixtureSet, result: RunResult | None, contract: Contract,
         return Verdict("ran_draft_wrong", f"{summary}; our draft said it {clause.text}, but on case {cid} it returned {got}",
                        "OUTPUT_MISDECLARED", tier, clause.text, case_failures, fp)
     check_word: ContractCheck | None = "PASSES" if contract.clauses else None
-    held = f"; its contract holds ({'; '.join(c.text for c in contract.clauses)})" if contract.clauses else "; nothing declared to check"
+    held = (f"; its contract holds ({'; '.join(c.text for c in contract.clauses)})" if contract.clauses else
+            # an output recognised as a metric was checked against the paper: said so, or the line contradicts it
+            "; it declares no contract of its own, and its output was checked against the paper's definition"
+            if findings else "; nothing declared to check")
     return Verdict("ran", summary + held, check_word, tier, None, {}, fp)
 
 
