@@ -19,19 +19,24 @@ from pathlib import Path
 
 import pytest
 
-from paperproof.runner import torch_builds
+from paperproof.runner import environment, torch_builds
 from paperproof.runner.environment import declared, prepare, uv_binary, wanted
 from paperproof.verify.checkout import verify_path
 
 pytestmark = pytest.mark.skipif(uv_binary() is None, reason="uv is not installed")
 
 
-def make_wheel(folder: Path, name: str, version: str, code: str) -> Path:
-    """A pure-Python wheel of one module, with a RECORD that checks."""
+def make_wheel(folder: Path, name: str, version: str, code: str, module: str | None = None,
+               top_level: str | None = None, requires: tuple[str, ...] = ()) -> Path:
+    """A pure-Python wheel of one package (`module`, by default the distribution's name), with a RECORD that checks,
+    a `top_level.txt` where one is given, and the requirements named."""
     dist = name.replace("-", "_")
-    files = {f"{dist}/__init__.py": code.encode(),
-             f"{dist}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    files = {f"{module or dist}/__init__.py": code.encode(),
+             f"{dist}-{version}.dist-info/METADATA": metadata.encode(),
              f"{dist}-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: paperproof-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    if top_level is not None:
+        files[f"{dist}-{version}.dist-info/top_level.txt"] = top_level.encode()
     record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
               for path, data in files.items()]
     record.append(f"{dist}-{version}.dist-info/RECORD,,")
@@ -177,6 +182,66 @@ def test_an_unpinned_package_whose_newest_release_lacks_a_name_the_code_imports_
             "release.") in sample.notes
 
 
+def test_an_import_named_otherwise_is_resolved_from_the_declared_requirements_own_wheels(tmp_path, offline_index):
+    """`import probe_renamed` whose distribution is paperproof-probe-named (as `import yaml` is PyYAML's): the
+    declared requirements are installed alone, their RECORD or top_level.txt read, and only those that provide an
+    import go into the environment; no table holds these names."""
+    make_wheel(offline_index, "paperproof-probe-named", "1.0", "SCALE = 5\n", module="probe_renamed")
+    make_wheel(offline_index, "paperproof-probe-listed", "1.0", "SCALE = 7\n", module="probe_listed", top_level="probe_listed\n")
+    make_wheel(offline_index, "paperproof-probe-unused", "1.0", "SCALE = 9\n", module="probe_unused")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text("paperproof-probe-named==1.0\npaperproof_probe_listed\npaperproof-probe-unused\n")
+    (repo / "scores.py").write_text(textwrap.dedent('''
+        import numpy as np
+        import probe_listed
+        from probe_renamed import SCALE
+
+
+        def scaled_scores(scores):
+            """Scores times both packages' scales."""
+            return SCALE * probe_listed.SCALE * np.asarray(scores)
+    '''))
+    assert not {"probe_renamed", "probe_listed"} & set(environment.DISTRIBUTIONS)
+    env = prepare(repo, tmp_path / "envs")
+    assert env.installed == ["paperproof-probe-listed==1.0", "paperproof-probe-named==1.0"], env.not_installed
+    assert env.provides == {"probe_listed": "paperproof-probe-listed", "probe_renamed": "paperproof-probe-named"}
+    assert ("Imports resolved: probe_listed from paperproof-probe-listed (declared, by its wheel's top_level.txt); "
+            "probe_renamed from paperproof-probe-named (declared, by its wheel's RECORD).") in env.notes
+    sample = {s.qualname: s for s in verify_path(repo, everything=True, workers=1, environments=tmp_path / "envs")}["scaled_scores"]
+    assert sample.status == "ran", sample.reason
+    assert any("from wheels: paperproof-probe-listed==1.0, paperproof-probe-named==1.0." in n for n in sample.notes)
+    assert not any("stand-in" in n for n in sample.notes), sample.notes
+
+
+def test_an_import_no_declaration_provides_falls_back_to_the_table_then_its_own_name_and_a_wrong_guess_is_said(
+        tmp_path, offline_index, monkeypatch):
+    make_wheel(offline_index, "paperproof-probe-tabled", "1.0", "SCALE = 2\n", module="probe_tabled")
+    make_wheel(offline_index, "probe-guessed", "1.0", "SCALE = 3\n", module="something_else")  # a name squatter
+    make_wheel(offline_index, "paperproof-probe-other", "1.0", "SCALE = 4\n", module="probe_other")
+    monkeypatch.setattr(environment, "DISTRIBUTIONS", {"probe_tabled": "paperproof-probe-tabled"})
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text("paperproof-probe-other\n")  # declared, and provides neither import
+    (repo / "scores.py").write_text("import probe_tabled\nimport probe_guessed\n")
+    env = prepare(repo, tmp_path / "envs")
+    assert env.installed == ["paperproof-probe-tabled==1.0", "probe-guessed==1.0"]
+    assert env.notes == [
+        "Imports resolved: probe_tabled from paperproof-probe-tabled (the fallback table: no declared requirement "
+        "provides it).",
+        "probe_guessed: probe-guessed was installed for it (its own name), but its wheel provides no module probe_guessed."]
+
+
+def test_a_package_that_depends_on_the_cuda_tensorflow_never_brings_it_in(tmp_path, offline_index):
+    """The index here has no tensorflow at all: resolving the package with its dependency would fail, and does not."""
+    make_wheel(offline_index, "paperproof-probe-keraslike", "1.0", "SCALE = 2\n", requires=("tensorflow>=2", "tensorflow-gpu"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "scores.py").write_text("import paperproof_probe_keraslike\n")
+    env = prepare(repo, tmp_path / "envs")
+    assert env.installed == ["paperproof-probe-keraslike==1.0"] and env.not_installed == {}
+
+
 def test_a_failed_import_names_the_distribution_to_install_again():
     from paperproof.runner.environment import broken_imports
 
@@ -200,15 +265,27 @@ def test_the_torch_extension_release_is_the_one_built_for_the_runners_torch():
 def test_frameworks_tied_to_the_runner_are_wanted_as_it_needs_not_as_pinned(tmp_path):
     (tmp_path / "requirements.txt").write_text("torchvision==0.8.2\njax==0.2.17\nflax\n")
     (tmp_path / "model.py").write_text("import torchvision\nimport torchaudio\nimport jax\nimport flax\nimport torchtext\n"
-                                       "import tensorflow\n")
+                                       "import tensorflow\nimport keras\nimport mxnet\n")
     notes: list[str] = []
     want, refuse = wanted(tmp_path, {"torch": "2.13.0+cpu", "numpy": "2.4.6"}, notes)
-    assert want == {"torchvision": "==0.28.*", "torchaudio": "==2.13.*", "jax": "", "jaxlib": "", "flax": ""}
+    assert want == {"torchvision": "==0.28.*", "torchaudio": "==2.13.*", "jax": "[cpu]", "flax": "",
+                    "tensorflow-cpu": ""}
     assert refuse == {"torchtext": "built against one torch release, and none is known to match the runner's torch 2.13.0+cpu",
-                      "tensorflow": "a framework too large to install per repository"}
-    assert notes == ["jax: the repository asks for ==0.2.17; installed the newest that runs beside the runner's numpy 2.4.6 instead.",
+                      "mxnet": "a framework too large to install per repository"}
+    assert notes == ["jax: the repository asks for jax==0.2.17; installed the newest jax that runs beside the runner's "
+                     "numpy 2.4.6 instead.",
                      "torchvision: the repository asks for ==0.8.2; installed the release built for the runner's torch "
                      "2.13.0+cpu instead."]
+    (tmp_path / "requirements.txt").write_text("tensorflow-gpu==1.15\nkeras==2.3.1\n")
+    notes = []
+    assert wanted(tmp_path, {"torch": "2.13.0+cpu", "numpy": "2.4.6"}, notes)[0]["tensorflow-cpu"] == ""
+    assert notes == ["keras: the repository asks for keras==2.3.1; installed the newest tensorflow-cpu that runs beside "
+                     "the runner's numpy 2.4.6 instead.",
+                     "tensorflow: the repository asks for tensorflow-gpu==1.15; installed the newest tensorflow-cpu that "
+                     "runs beside the runner's numpy 2.4.6 instead."]
+    notes = []
+    assert "tensorflow-cpu" not in wanted(tmp_path, {"torch": "2.13.0+cpu", "numpy": "2.4.6", "tensorflow-cpu": "2.21.0"},
+                                          notes)[0] and notes == []  # a runner with the `tensorflow` extra has its own
     assert wanted(tmp_path, {"numpy": "2.4.6"})[1]["torchvision"] == "built against torch, which the runner lacks"
 
 

@@ -13,9 +13,16 @@ Some frameworks are tied to the runner rather than to the repository's pins. tor
 torchaudio are built against one torch: the release matching the runner's torch is installed
 (`torch_builds.matching`), never torch itself; where the registry's build links a CUDA torch, its
 compiled ops cannot load beside the runner's CPU one and the environment's `notes` name them (its
-Python parts still import: `fixtures.stubs.declare_unloadable_ops`). jax, jaxlib and flax run on the
-CPU from the registry's wheels, in the newest release that resolves beside the runner's numpy (an old
-pinned jaxlib is built against a numpy the runner does not have).
+Python parts still import: `fixtures.stubs.declare_unloadable_ops`). TensorFlow, Keras, JAX and Flax run on
+the CPU from the registry's CPU wheels (`tensorflow-cpu`, never the CUDA `tensorflow` build, which no
+resolution may pull in; `jax[cpu]`), in the newest release that resolves beside the runner's numpy (an old
+pinned TensorFlow or jaxlib is built against a numpy the runner does not have).
+
+An import whose name is no distribution's (`yaml`, `bs4`, `cv2`) is resolved from the repository's own
+declarations: the declared requirements the runner lacks are installed (their wheels only, in a scratch
+folder) and their `.dist-info` says which import names each provides (`runner.import_names`). The table
+`DISTRIBUTIONS` is the last resort, for an import no declared requirement provides; the notes say which way
+each import was resolved.
 """
 
 from __future__ import annotations
@@ -35,28 +42,35 @@ from pathlib import Path
 from paperproof.catalogue import checkout
 from paperproof.fixtures.stubs import ENVIRONMENT_MARK, missing_imports
 from paperproof.plumbing import host_process
-from paperproof.runner import torch_builds
+from paperproof.plumbing.files import write_atomic
+from paperproof.runner import import_names, torch_builds
+from paperproof.runner.import_names import normalise
 
-ENV_VERSION = "1"
-# Never installed per repository: the size of the machine (a CPU tensorflow is about 600 MB unpacked), or
-# the runner's own (torch).
-TOO_LARGE = frozenset({"tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel", "tf-nightly", "mxnet",
-                       "paddlepaddle", "cupy", "torch", "pytorch", "deepspeed", "vllm", "apex", "flash-attn",
+ENV_VERSION = "2"
+# Never installed per repository: the size of the machine, or the runner's own (torch).
+TOO_LARGE = frozenset({"mxnet", "paddlepaddle", "cupy", "torch", "pytorch", "deepspeed", "vllm", "apex", "flash-attn",
                        "detectron2"})
 # Built against one torch release: the one matching the runner's torch is installed where there is a rule
 # for it (`torch_builds.matching`); the others are not.
 TORCH_BUILT = frozenset({"torchvision", "torchaudio", "torchtext", "torchdata", "torch-scatter", "torch-sparse"})
-# Built against numpy's ABI and each other: the newest release that resolves beside the runner, whatever
-# the repository pins. jax needs jaxlib (what `jax[cpu]` adds).
-RUNNER_TIED = frozenset({"jax", "jaxlib", "flax"})
-WITH = {"jax": ("jaxlib",), "flax": ("jax", "jaxlib")}
-# Import names whose distribution is named otherwise.
+# Frameworks by import name: the CPU wheels installed for a repository that imports one, as (distribution, extras),
+# in the newest release that resolves beside the runner's numpy, whatever the repository pins. Keras 3 runs on
+# TensorFlow here (tensorflow-cpu brings it); jax[cpu] adds the CPU jaxlib.
+CPU_WHEELS: dict[str, tuple[tuple[str, str], ...]] = {
+    "tensorflow": (("tensorflow-cpu", ""),), "keras": (("tensorflow-cpu", ""),),
+    "jax": (("jax", "[cpu]"),), "jaxlib": (("jax", "[cpu]"),), "flax": (("flax", ""), ("jax", "[cpu]")),
+}
+FRAMEWORK_DISTRIBUTIONS = frozenset({"tensorflow-cpu", "keras", "tf-keras", "jax", "jaxlib", "flax"})
+# Builds no resolution may bring in (a package that depends on `tensorflow` gets tensorflow-cpu's, when the code
+# imports tensorflow, else a stand-in): the CUDA TensorFlow and its variants, each hundreds of MB more.
+CUDA_BUILDS = ("tensorflow", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos", "tf-nightly", "tf-nightly-gpu")
+# The last resort for an import name no declared requirement provides (`import_names` reads the declared ones'
+# wheels): the distributions such imports usually come from.
 DISTRIBUTIONS = {
     "cv2": "opencv-python-headless", "PIL": "pillow", "sklearn": "scikit-learn", "skimage": "scikit-image",
-    "yaml": "pyyaml", "bs4": "beautifulsoup4", "_jsonnet": "jsonnet", "Bio": "biopython", "tf": "tensorflow",
-    "tensorflow": "tensorflow", "keras": "keras", "attr": "attrs", "dateutil": "python-dateutil",
-    "google": "protobuf", "sentencepiece": "sentencepiece", "wandb": "wandb", "faiss": "faiss-cpu",
-    "torchxrayvision": "torchxrayvision", "jsonlines": "jsonlines", "Levenshtein": "levenshtein",
+    "yaml": "pyyaml", "bs4": "beautifulsoup4", "_jsonnet": "jsonnet", "Bio": "biopython", "attr": "attrs",
+    "dateutil": "python-dateutil", "google": "protobuf", "faiss": "faiss-cpu", "Levenshtein": "levenshtein",
+    "paddle": "paddlepaddle",
 }
 # A requirement line (stripped, at most MAX_LINE long): each part is told from the next by a character the part before
 # cannot hold, so no match backtracks; a version is version characters only (`==1.0@file:///x` keeps `==1.0`).
@@ -65,10 +79,6 @@ CONDA_ENTRY = re.compile(r"-\s+([A-Za-z0-9][A-Za-z0-9._-]*)(?:\s*(==?\s*[\w.*]+)
 MAX_LINE = 1024  # characters of a requirement line: a longer one is no requirement, and is not looked at
 MAX_DECLARATION_BYTES = 256 * 1024  # of one declaration file
 MAX_DECLARATION_ENTRIES = 20_000  # entries of the root and its folders looked at for declarations
-
-
-def normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def declared(root: Path) -> dict[str, str]:
@@ -144,6 +154,7 @@ class Environment:
     installed: list[str] = field(default_factory=list)
     not_installed: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what of the installed packages works partly, and why
+    provides: dict[str, str] = field(default_factory=dict)  # import name -> the installed distribution providing it
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -192,14 +203,17 @@ def _runner_packages(uv: str) -> dict[str, str]:
 BROKEN = re.compile(r"\b([A-Za-z_][\w.]{0,200}) is installed for this repository, but importing it raised")
 
 
-def broken_imports(text: str) -> frozenset[str]:
+def broken_imports(text: str, env: Environment | None = None) -> frozenset[str]:
     """The distributions a run's record says are installed for the repository but fail to import there."""
-    return frozenset(_distribution(m) for m in BROKEN.findall(text))
+    return frozenset(_distribution(m, env) for m in BROKEN.findall(text))
 
 
-def _distribution(module: str) -> str:
-    """The distribution a module named in an error comes from (`sklearn.utils` → scikit-learn)."""
+def _distribution(module: str, env: Environment | None = None) -> str:
+    """The distribution a module named in an error comes from (`sklearn.utils` → scikit-learn): the one installed
+    for the repository that provides it, by its wheel's metadata, else the fallback table, else its own name."""
     top = module.split(".")[0]
+    if env is not None and top in env.provides:
+        return env.provides[top]
     return normalise(DISTRIBUTIONS.get(top, top))
 
 
@@ -215,7 +229,7 @@ def lacking_names(text: str, env: Environment) -> dict[str, str]:
     versions = {normalise(pin.split("==")[0]): pin.split("==")[1] for pin in env.installed if "==" in pin}
     out = {}
     for _name, module, path in LACKING.findall(text):
-        dist = _distribution(module)
+        dist = _distribution(module, env)
         version = versions.get(dist, "")
         release = [int(p) for p in re.findall(r"\d+", version)[:2]]
         if not path.startswith(env.path + os.sep) or not release or (release[0] == 0 and len(release) < 2):
@@ -224,45 +238,82 @@ def lacking_names(text: str, env: Environment) -> dict[str, str]:
     return out
 
 
+def undeclared(root: Path, runner: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """(the missing imports that neither a framework rule nor a declared requirement of the same name covers, the
+    declared requirements the runner lacks that may provide them: distribution -> specifier). Frameworks, builds
+    tied to torch and CUDA builds are never among the latter: they are installed only where the code imports them."""
+    pins = declared(root)
+    never = TOO_LARGE | TORCH_BUILT | FRAMEWORK_DISTRIBUTIONS | frozenset(CUDA_BUILDS)
+    named = {normalise(m) for m in missing_imports(str(root))}
+    missing = [m for m in missing_imports(str(root)) if m not in CPU_WHEELS and normalise(m) not in pins and normalise(m) not in never]
+    candidates = {d: s for d, s in pins.items() if d not in runner and d not in never and d not in named}
+    return missing, candidates
+
+
 def wanted(root: Path, runner: dict[str, str], notes: list[str] | None = None,
-           unpinned: frozenset[str] = frozenset(), older: dict[str, str] | None = None
-           ) -> tuple[dict[str, str], dict[str, str]]:
-    """(distribution -> specifier to install, distribution -> why not) for the imports the runner lacks.
+           unpinned: frozenset[str] = frozenset(), older: dict[str, str] | None = None,
+           provided: dict[str, list[tuple[str, str]]] | None = None,
+           ways: dict[str, tuple[str, str]] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """(distribution -> specifier to install, import -> why not) for the imports the runner lacks.
+    An import is a framework's (`CPU_WHEELS`), a declared requirement's of the same name, one a declared requirement
+    provides (`provided`: import -> [(distribution, the metadata file that says so)], read from its wheel), else the
+    fallback table's, else its own name; `ways` gets, per import, its distribution and which of these it was.
     A repository's pin not followed (a framework tied to the runner; a pinned release that was installed and did
     not import beside the runner's packages, named in `unpinned`) gets a line in `notes`, as does a package held
     to the releases before the one that lacked a name the code imports (`older`: distribution -> specifier)."""
     pins = declared(root)
     want, refuse = {}, {}
+    ways = {} if ways is None else ways
     torch = runner.get("torch", "")
     for module in missing_imports(str(root)):
-        dist = normalise(DISTRIBUTIONS.get(module, module))
-        if dist in TOO_LARGE:
-            refuse[module] = "a framework too large to install per repository"
-        elif dist in runner:
+        if module in CPU_WHEELS:
+            added = {dist: extras for dist, extras in CPU_WHEELS[module] if dist not in runner}
+            want.update(added)
+            main = CPU_WHEELS[module][0][0]
+            names = (normalise(module), main, *(CUDA_BUILDS if main == "tensorflow-cpu" else ()))
+            asked = next((f"{n}{pins[n]}" for n in names if pins.get(n)), "")
+            if notes is not None and asked and main in added:
+                line = (f"{normalise(module)}: the repository asks for {asked}; installed the newest {main} that runs "
+                        f"beside the runner's numpy {runner.get('numpy', '')}".rstrip() + " instead.")
+                if line not in notes:
+                    notes.append(line)
             continue
-        elif dist in TORCH_BUILT:
-            spec = torch_builds.matching(dist, torch) if torch else None
-            if spec is None:
-                refuse[module] = (f"built against one torch release, and none is known to match the runner's torch {torch}"
-                                  if torch else "built against torch, which the runner lacks")
+        for dist, way in _providers(module, pins, provided or {}):
+            ways.setdefault(module, (dist, way))
+            if dist in TOO_LARGE:
+                refuse[module] = "a framework too large to install per repository"
+            elif dist in runner:
+                continue
+            elif dist in TORCH_BUILT:
+                spec = torch_builds.matching(dist, torch) if torch else None
+                if spec is None:
+                    refuse[module] = (f"built against one torch release, and none is known to match the runner's torch "
+                                      f"{torch}" if torch else "built against torch, which the runner lacks")
+                else:
+                    want[dist] = spec
+                    _not_followed(notes, dist, pins, spec, f"the release built for the runner's torch {torch}")
+            elif older and dist in older and not pins.get(dist):
+                want[dist] = older[dist]  # `prepare` says whether one resolved
+            elif dist in unpinned:
+                want[dist] = ""
+                _not_followed(notes, dist, pins, "", "the newest release that resolves beside the runner's packages (the "
+                              "one asked for was installed, but did not import beside them)")
             else:
-                want[dist] = spec
-                _not_followed(notes, dist, pins, spec, f"the release built for the runner's torch {torch}")
-        elif dist in RUNNER_TIED:
-            for name in (dist, *WITH.get(dist, ())):
-                if name not in runner:
-                    want[name] = ""
-            _not_followed(notes, dist, pins, "", "the newest that runs beside the runner's numpy "
-                          f"{runner.get('numpy', '')}".rstrip())
-        elif older and dist in older and not pins.get(dist):
-            want[dist] = older[dist]  # `prepare` says whether one resolved
-        elif dist in unpinned:
-            want[dist] = ""
-            _not_followed(notes, dist, pins, "", "the newest release that resolves beside the runner's packages (the "
-                          "one asked for was installed, but did not import beside them)")
-        else:
-            want[dist] = pins.get(dist, "")
+                want[dist] = pins.get(dist, "")
     return want, refuse
+
+
+def _providers(module: str, pins: dict[str, str], provided: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """[(distribution, how it was found)] for a missing import: the declared requirement of its name, else the
+    declared requirements whose wheels provide it, else the fallback table's, else its own name."""
+    own = normalise(module)
+    if own in pins:
+        return [(own, "declared")]
+    if module in provided:
+        return [(dist, f"declared, by its wheel's {source}") for dist, source in provided[module]]
+    if module in DISTRIBUTIONS:
+        return [(normalise(DISTRIBUTIONS[module]), "the fallback table: no declared requirement provides it")]
+    return [(own, "its own name: no declared requirement provides it")]
 
 
 def _not_followed(notes: list[str] | None, dist: str, pins: dict[str, str], spec: str, why: str) -> None:
@@ -274,7 +325,9 @@ def _compile(uv: str, requirements: list[str], constraints: list[str], scratch: 
     """Resolve with uv; (name==version, the packages that pulled it in) per line, or None when it does not resolve."""
     (scratch / "in.txt").write_text("\n".join(requirements) + "\n")
     (scratch / "constraints.txt").write_text("\n".join(constraints) + "\n")
-    done = _uv(uv, ["compile", str(scratch / "in.txt"), "-c", str(scratch / "constraints.txt"), "--only-binary", ":all:",
+    (scratch / "excludes.txt").write_text("\n".join(CUDA_BUILDS) + "\n")
+    done = _uv(uv, ["compile", str(scratch / "in.txt"), "-c", str(scratch / "constraints.txt"), "--excludes",
+                    str(scratch / "excludes.txt"), "--only-binary", ":all:",
                     "--python-version", f"{sys.version_info.major}.{sys.version_info.minor}", "--annotation-style",
                     "line", "--no-header", "-q", *extra], scratch, timeout=300)
     if done.returncode != 0:
@@ -342,7 +395,10 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None,
                                           for m in missing_imports(str(root))})
     runner = _runner_packages(uv)
     env = Environment()
-    want, env.not_installed = wanted(root, runner, env.notes, unpinned, older)
+    missing, candidates = undeclared(root, runner)
+    provided = _provided_by(uv, candidates, cache, extra or []) if missing and candidates else {}
+    ways: dict[str, tuple[str, str]] = {}
+    want, env.not_installed = wanted(root, runner, env.notes, unpinned, older, provided, ways)
     torch = runner.get("torch", "")
     why = {n: f"the registry has no {n}{s} for the runner's torch {torch}" for n, s in want.items() if n in TORCH_BUILT}
     if not want:
@@ -385,8 +441,67 @@ def prepare(root: Path, cache: Path, extra: list[str] | None = None,
             except OSError:  # another build made it first
                 shutil.rmtree(building, ignore_errors=True)
         env.path, env.installed = str(target), pins
+        env.provides = {name: found[0][0] for name, found in import_names.providers(target).items()}
+        env.notes.extend(_framework_notes(pins))
+        env.notes.extend(_resolution_notes(ways, want, env))
         env.notes.extend(_extension_notes(target, pins, torch))
         return env
+
+
+def _provided_by(uv: str, candidates: dict[str, str], cache: Path, extra: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """import name -> [(declared distribution, the metadata file that says so)]: the declared requirements in
+    `candidates` installed alone (no dependency) in a scratch folder and their `.dist-info` read, once per
+    requirement set (kept under `cache`). One that installs neither as declared nor unpinned provides nothing."""
+    asked = json.dumps([ENV_VERSION, sys.version, sorted(candidates.items()), extra])
+    memo = cache / f"provides-{hashlib.sha256(asked.encode()).hexdigest()[:16]}.json"
+    try:
+        return {name: [(dist, source) for dist, source in found] for name, found in json.loads(memo.read_text()).items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass  # not asked before, or written by another version: ask again
+    with host_process.scratch() as scratch:
+        target = scratch / "declared"
+        install = ["install", "--target", str(target), "--no-deps", "--only-binary", ":all:", "-q", *extra]
+        if _uv(uv, [*install, *(f"{n}{s}" for n, s in sorted(candidates.items()))], scratch, timeout=600).returncode:
+            for name, spec in sorted(candidates.items()):  # one at a time: as declared, then its newest release
+                for requirement in dict.fromkeys([f"{name}{spec}", name]):
+                    if _uv(uv, [*install, requirement], scratch, timeout=600).returncode == 0:
+                        break
+        out: dict[str, list[tuple[str, str]]] = {}
+        for name, found_in in import_names.providers(target).items():
+            declared_here = [(dist, source) for dist, source in found_in if dist in candidates]
+            if declared_here:
+                out[name] = declared_here
+    cache.mkdir(parents=True, exist_ok=True)
+    write_atomic(memo, json.dumps(out, sort_keys=True))
+    return out
+
+
+def _framework_notes(pins: list[str]) -> list[str]:
+    """Which framework wheel the repository's code runs on, as installed."""
+    installed = {normalise(p.split("==")[0]): p for p in pins}
+    lines = []
+    if "tensorflow-cpu" in installed:
+        keras = f" with {installed['keras']}" if "keras" in installed else ""
+        lines.append(f"TensorFlow runs for real: {installed['tensorflow-cpu']}{keras} (the CPU build; never the CUDA "
+                     "tensorflow).")
+    if "jax" in installed:
+        lib = f", {installed['jaxlib']}" if "jaxlib" in installed else ""
+        lines.append(f"JAX runs for real: {installed['jax']}{lib} (jax[cpu], on the CPU).")
+    return lines
+
+
+def _resolution_notes(ways: dict[str, tuple[str, str]], want: dict[str, str], env: Environment) -> list[str]:
+    """One line saying, for each import installed for the repository, which distribution gave it and how that was
+    found; and one for each distribution installed for an import that its wheel does not provide after all."""
+    said, wrong = [], []
+    for module, (asked, how) in sorted(ways.items()):
+        dist = env.provides.get(module)
+        if dist is not None:
+            said.append(f"{module} from {dist} ({how})")
+        elif asked in want and asked not in env.not_installed:
+            wrong.append(f"{module}: {asked} was installed for it ({how.split(':')[0]}), but its wheel provides no "
+                         f"module {module}.")
+    return ([f"Imports resolved: {'; '.join(said)}."] if said else []) + wrong
 
 
 def _extension_notes(target: Path, pins: list[str], torch: str) -> list[str]:
