@@ -32,19 +32,28 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=SyntaxWarning)
     args = parser().parse_args(argv)
     _OUTPUT[0] = f"the output of {args.command}"
-    from paperproof.build.leaks import Leak
-
-    try:
-        if args.command == "build":
-            return _build(args)
-        if args.command == "harvest":
-            return _harvest(args)
-        if args.command == "mcp":
-            return _mcp(args)
-        return _verify(args)
-    except Leak as exc:  # what was to be printed held a secret: nothing of it was printed
-        _say(f"paperproof: {exc}", err=True, checked=False)
+    refused = _refused(args)  # a usage error answers at once: before the stages (and torch) are imported
+    if refused is not None:
+        _say(f"paperproof: {refused}", err=True)
         return 2
+    from paperproof.build.leaks import Leak
+    from paperproof.plumbing import interrupts
+
+    published = _published(args)
+    with interrupts.caught():  # Ctrl-C and SIGTERM end every process started, then unwind to here
+        try:
+            if args.command == "build":
+                return _build(args)
+            if args.command == "harvest":
+                return _harvest(args)
+            if args.command == "mcp":
+                return _mcp(args)
+            return _verify(args)
+        except Leak as exc:  # what was to be printed held a secret: nothing of it was printed
+            _say(f"paperproof: {exc}", err=True, checked=False)
+            return 2
+        except KeyboardInterrupt as interrupt:
+            return _interrupted(args, interrupt, published)
 
 
 _OUTPUT = ["the output of paperproof"]  # what a leak found in what `_say` was given is called (the command's)
@@ -92,6 +101,8 @@ exit status:
   1  --check only: the site on disk is stale
   2  bad usage or setup: a missing archive, an --out or --cache that is not paperproof's, a build running
   3  an input could not be read to its end (cut short, corrupt): nothing was published, the site is as it was
+  130 interrupted (Ctrl-C; 143 for SIGTERM): every worker is ended, the site is as it was unless the build
+      had published it, and the runs finished are kept in --cache; one line says which
 
 environment:
   SOURCE_DATE_EPOCH     date the site by this time (seconds since 1970) instead of the archive snapshot
@@ -113,9 +124,12 @@ exit status:
   0  nothing found: every sample ran clean, or was charged to our fixture or our drafted contract
   1  a contract violation, a departure from a paper's definition, or an attempt the sandbox blocked
   2  bad usage: PATH is not a folder, an --entry names no entry, a bad --limit
+  130 interrupted (Ctrl-C; 143 for SIGTERM): every worker is ended, no verdict; one line says what was kept
 
-The closing summary (counts by status, and each violation, departure and blocked attempt) goes to stdout,
-or, with --json, to stderr, so that stdout holds only the JSON array.
+The closing summary (counts by status, then each finding once, as `path:line entry: reason`: a contract
+violation, a departure from a paper's definition, an attempt the sandbox blocked; and, when most samples
+were cut short by their budget, the --limit to give them more) goes to stdout, or, with --json, to stderr,
+so that stdout holds only the JSON array.
 
 environment: none read (the sandbox passes only PATH, LANG, LC_ALL, CUDA_VISIBLE_DEVICES and TMPDIR to the code).
 
@@ -130,6 +144,7 @@ exit status:
   0  every repository is settled
   2  bad usage, or the harvest stopped for another reason (it says which)
   75 GitHub's rate limit stopped it: run it again after the time it names, and it resumes
+  130 interrupted (Ctrl-C; 143 for SIGTERM): what was settled is kept in --store, and a rerun resumes
 
 environment:
   GITHUB_TOKEN  a GitHub token (no scope needed for public repositories): 5,000 requests an hour instead of 60
@@ -276,6 +291,109 @@ def _limit(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"limit {name} needs a number, got {value!r}") from None
 
 
+def _refused(args: argparse.Namespace) -> str | None:
+    """A usage error in the paths `build` and `harvest` are given, told in a moment: before the stages (and
+    torch) are imported. The stages check again, should a path change meanwhile. `verify` checks its own."""
+    if args.command not in ("build", "harvest"):
+        return None
+    wrong = _archive_refused(args.archive)
+    if wrong is not None:
+        return wrong
+    if args.command == "harvest":
+        if args.from_checkouts is None and not args.results_only:
+            return None
+        if args.from_checkouts is None or not args.results_only:
+            return ("--from-checkouts DIR and --results-only go together: records are made from checkouts, and "
+                    "their source is never stored")
+        return None if args.from_checkouts.is_dir() else f"--from-checkouts {args.from_checkouts}: not a directory"
+    if args.repos is not None and not args.repos.is_dir():
+        return f"--repos {args.repos}: not a directory"
+    if args.store is not None and not (args.store / "records").is_dir():
+        return f"--store {args.store}: no harvest store here (run paperproof harvest --store {args.store})"
+    from paperproof.build.guard import NotOurs, check_cache, check_out
+
+    try:
+        if not args.check:
+            check_out(args.out)
+        if not args.no_cache:
+            check_cache(args.cache)
+    except NotOurs as exc:
+        return str(exc)
+    return None
+
+
+def _archive_refused(location: str | None) -> str | None:
+    """Why `--archive` names no archive, or None: a path (it has a slash, or starts with `.` or `~`) must be a
+    folder; a bare name is a Hugging Face organisation id, which only the stage can look up."""
+    if location is None:
+        return None
+    path = Path(location)
+    if path.is_dir():
+        return None
+    if path.exists():
+        return f"--archive {location}: not a folder; it takes a folder of dumps or parquet folders, or a Hugging " \
+               "Face organisation id"
+    if "/" in location or location.startswith((".", "~")):
+        return f"--archive {location}: no such directory"
+    return None
+
+
+def _published(args: argparse.Namespace) -> bytes | None:
+    """The id of the site on disk that `build` replaces (its marker), to tell after an interrupt whether a new
+    one was published; None for other commands, or where there is no site."""
+    if args.command != "build" or args.check:
+        return None
+    from paperproof.build.manifest import MARKER
+
+    try:
+        return (args.out / MARKER).read_bytes()
+    except OSError:
+        return None
+
+
+def _interrupted(args: argparse.Namespace, interrupt: KeyboardInterrupt, published: bytes | None) -> int:
+    """One line on Ctrl-C or SIGTERM, once the command's processes are ended and it has unwound: what stopped
+    and what was kept. Exits 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM."""
+    import threading
+
+    from paperproof.plumbing import interrupts
+
+    how = f"ended by {interrupt}" if isinstance(interrupt, interrupts.Terminated) else "interrupted (Ctrl-C)"
+    try:
+        _say(f"paperproof: {how}: {_kept(args, published)}", err=True)
+    except Exception:  # noqa: BLE001 - a secret in a path given: the line without them
+        _say(f"paperproof: {how}", err=True, checked=False)
+    status = interrupts.exit_status(interrupt)
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.stderr.flush()
+        os._exit(status)  # a thread still blocked in a request or a read would hold the exit up, for nothing
+    return status
+
+
+def _kept(args: argparse.Namespace, published: bytes | None) -> str:
+    """What an interrupted command leaves, in words: the site, the cached runs, the store."""
+    if args.command == "build":
+        if args.check:
+            site = "nothing was written (--check)"
+        elif _published(args) != published:
+            site = f"{args.out} holds the site this build published"
+        else:
+            site = f"nothing was published: {args.out} is as it was"
+        return site + ("" if args.no_cache else
+                       f"; the runs finished so far are kept in {args.cache}, and the next build starts from them")
+    if args.command == "verify":
+        kept = [] if args.no_cache else [f"the runs finished so far are kept in {args.cache}"]
+        if not args.no_install:
+            kept.append(f"what was installed is kept in {args.environments}")
+        return f"no verdict; {args.path} was not changed" + "".join(f"; {k}" for k in kept)
+    if args.command == "harvest" and args.results_only:
+        return (f"the records written so far are kept in {args.into or 'the bundled results'}, the runs finished so "
+                f"far in {args.cache}")
+    if args.command == "harvest":
+        return f"the repositories settled so far are kept in {args.store}: run the same command again to resume"
+    return "stopped"
+
+
 def _build(args: argparse.Namespace) -> int:
     from paperproof.build.leaks import Leak
     from paperproof.build.pipeline import BuildConfig, build
@@ -340,13 +458,6 @@ def _results(args: argparse.Namespace) -> int:
     from paperproof.build.shipped import bundled_results
     from paperproof.verify.stage import RunSettings
 
-    if args.from_checkouts is None or not args.results_only:
-        _say("paperproof: --from-checkouts DIR and --results-only go together: records are made from checkouts, "
-             "and their source is never stored", err=True)
-        return 2
-    if not args.from_checkouts.is_dir():
-        _say(f"paperproof: --from-checkouts {args.from_checkouts}: not a directory", err=True)
-        return 2
     # absolute: the sandbox's processes do not run in this folder
     settings = RunSettings(workers=args.workers, cache=args.cache.resolve(), environments=args.environments.resolve())
     try:
@@ -381,7 +492,6 @@ def _verify(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from paperproof.build import leaks
-    from paperproof.verify.checkout import NoSuchEntry, failures, verify_checkout
 
     leaks.take()
     if not args.path.is_dir():
@@ -394,6 +504,9 @@ def _verify(args: argparse.Namespace) -> int:
     if not args.no_cache and (refused := _verify_cache_refused(args.cache, args.path)):
         _say(f"paperproof: {refused}", err=True)
         return 2
+    from paperproof.verify.checkout import NoSuchEntry, verify_checkout  # after the usage errors: it imports torch
+    from paperproof.verify.findings import budget_hint, findings, summary
+
     try:
         verified = verify_checkout(args.path, entries=args.entry, everything=args.all, workers=args.workers,
                                    limits=dict(args.limit) or None,
@@ -410,16 +523,18 @@ def _verify(args: argparse.Namespace) -> int:
         lines = json.dumps([s.model_dump(mode="json") for s in samples], indent=2, ensure_ascii=False).split("\n")
     else:
         lines = [line for s in samples for line in (f"{s.status:<16} {s.path}::{s.entry}", f"{'':<16} {s.reason}")]
-    found = failures(samples)
+    found = findings(samples)
     counts = Counter(s.status for s in samples)
     closing = [f"verified {len(samples)} sample(s) of {args.path}: "
                + (", ".join(f"{status} {n}" for status, n in sorted(counts.items())) or "no entry to verify")]
     closing.append(f"sandbox runs: {verified.ran}, from cache: {verified.from_cache}"
                    + ("" if not args.no_cache else " (--no-cache)"))
-    for kind, names in found.items():
-        closing += [f"{kind}: {len(names)}", *(f"  {name}" for name in names)]
+    closing += summary(found)  # each finding once, as `path:line entry: reason`
+    hint = budget_hint(samples)
+    if hint is not None:
+        closing.append(hint)
     _say(*lines, more=[(line, args.json) for line in closing])  # a secret in any of it: nothing printed, exit 2
-    return 1 if any(found.values()) else 0
+    return 1 if found else 0
 
 
 def _verify_cache_refused(cache: Path, checkout: Path) -> str | None:

@@ -37,7 +37,12 @@ def test_verify_json_reports_every_selected_entry_with_a_reason(tmp_path):
     violating = sorted(f"{r['path']}::{r['entry']}" for r in records if r["status"] == "ran_violates")
     assert "perturb/cli.py::str2bool" in violating
     assert f"ran_violates {len(violating)}" in done.stderr
-    assert f"violations: {len(violating)}\n" + "".join(f"  {v}\n" for v in violating) in done.stderr
+    # each violation once, at its entry's line: `path:line entry: reason`
+    lines = {f"{r['path']}:{r['lineno']} {r['entry']}: violates its contract: {r['reason']}" for r in records
+             if r["status"] == "ran_violates" and not any(f["departures"] for f in r["fidelity"])}
+    assert "  perturb/cli.py:5 str2bool: violates its contract: " in done.stderr
+    assert all(done.stderr.count(f"  {line}\n") == 1 for line in lines)
+    assert "--limit" not in done.stderr  # no sample was cut short by its budget
 
 
 def test_verify_one_entry_in_text(tmp_path):
@@ -47,14 +52,16 @@ def test_verify_one_entry_in_text(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("ran ") and "flip_labels_uniform" in lines[0]
-    assert lines[2:] == [f"verified 1 sample(s) of {repo}: ran 1", "violations: 0", "departures: 0", "blocked: 0"]
+    assert lines[2] == f"verified 1 sample(s) of {repo}: ran 1"
+    assert lines[-1] == "findings: 0 (violations 0, departures 0, blocked 0)"
 
 
 def test_verify_exits_1_for_a_violation_and_2_for_an_entry_that_matches_nothing(tmp_path):
     repo = tmp_path / "perturb-kit"
     shutil.copytree(bundled_root() / "repos" / "paperproof-specimens+perturb-kit", repo)
     done = paperproof("verify", str(repo), "--entry", "perturb/cli.py::str2bool")
-    assert done.returncode == 1 and "violations: 1" in done.stdout
+    assert done.returncode == 1, done.stderr
+    assert "findings: 1 (violations 1, departures 0, blocked 0)\n  perturb/cli.py:5 str2bool: " in done.stdout
     done = paperproof("verify", str(repo), "--entry", "nope.py::x", "--json")
     assert done.returncode == 2 and done.stdout == ""
     assert "--entry nope.py::x: no entry of" in done.stderr and "PATH::NAME" in done.stderr
@@ -76,18 +83,109 @@ def test_verify_exits_1_for_a_departure_from_the_papers_definition(tmp_path):
     records = {r["entry"]: r for r in json.loads(done.stdout)}
     assert records["confidence_scores"]["status"] == "ran" and not records["confidence_scores"]["fidelity"][0]["departures"]
     assert records["correctness_counts"]["fidelity"][0]["departures"]
-    assert "\ndepartures: 1\n  dynamics_maps/metrics.py::correctness_counts (correctness: " in done.stderr
+    # said once, as a departure at the line of the departing expression, not again as a violation
+    line = records["correctness_counts"]["fidelity"][0]["worked"]["lines"][0]
+    assert line == 48  # `return (predictions == ...).sum(axis=0)`: a count where the paper averages
+    assert ("\nfindings: 1 (violations 0, departures 1, blocked 0)\n  dynamics_maps/metrics.py:48 correctness_counts: "
+            "departs from the paper's correctness (return value): ") in done.stderr
+    assert done.stderr.count("correctness_counts") == 1
 
 
 def test_help_names_defaults_exit_codes_environment_and_examples():
     for command, wanted in (("build", ["(default: site)", "exit status:", "SOURCE_DATE_EPOCH", "examples:",
-                                       "--allow-partial", "python3 -m http.server"]),
-                            ("verify", ["exit status:", "  1  a contract violation", "examples:"]),
-                            ("harvest", ["GITHUB_TOKEN", "(default: .paperproof-store)", "75", "examples:"])):
+                                       "--allow-partial", "python3 -m http.server", "  130 interrupted (Ctrl-C"]),
+                            ("verify", ["exit status:", "  1  a contract violation", "examples:", "  130 interrupted",
+                                        "path:line entry: reason"]),
+                            ("harvest", ["GITHUB_TOKEN", "(default: .paperproof-store)", "75", "examples:",
+                                         "  130 interrupted"])):
         done = paperproof(command, "--help")
         assert done.returncode == 0
         missing = [w for w in wanted if w not in done.stdout]
         assert missing == [], command
+
+
+# --- usage errors answer at once, before the stages (and torch) are imported ---
+
+HEAVY = ("torch", "pandas", "pydantic", "numpy")
+IN_PROCESS = """import json, sys
+from paperproof.cli import main
+try:
+    status = main(sys.argv[1:])
+except SystemExit as exc:  # argparse's own usage errors
+    status = exc.code
+print(json.dumps({"status": status, "imported": [m for m in HEAVY if m in sys.modules]}))
+""".replace("HEAVY", repr(HEAVY))
+
+
+def usage_error(*args: str, cwd: Path) -> tuple[int, list[str], str]:
+    """The exit status, which heavy modules were imported when it was given, and stderr."""
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS, *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+    answer = json.loads(done.stdout.splitlines()[-1])
+    return answer["status"], answer["imported"], done.stderr
+
+
+def test_usage_errors_exit_2_naming_the_path_before_anything_heavy_is_imported(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    for args, said in [
+        (["build", "--archive", "/nonexistent"], "paperproof: --archive /nonexistent: no such directory"),
+        (["build", "--archive", str(afile)], f"paperproof: --archive {afile}: not a folder"),
+        (["build", "--repos", "missing"], "paperproof: --repos missing: not a directory"),
+        (["build", "--store", "missing"], "paperproof: --store missing: no harvest store here"),
+        (["build", "--out", str(afile)], f"paperproof: --out {afile}: is a file, not a folder"),
+        (["build", "--cache", str(afile)], f"paperproof: --cache {afile}: is a file, not a folder"),
+        (["harvest", "--archive", "./missing"], "paperproof: --archive ./missing: no such directory"),
+        (["harvest", "--from-checkouts", "missing", "--results-only"], "--from-checkouts missing: not a directory"),
+        (["verify", "missing"], "paperproof: missing is not a directory; give the path of a checkout"),
+        (["verify", str(checkout), "--environments", str(checkout / "envs")], f"--environments {checkout / 'envs'} "
+                                                                              "lies inside the checkout"),
+        (["verify", str(checkout), "--limit", "seconds=5"], "unknown limit 'seconds'"),
+        (["build", "--bogus"], "unrecognized arguments: --bogus"),
+    ]:
+        status, imported, stderr = usage_error(*args, cwd=tmp_path)
+        assert (status, imported) == (2, []), (args, stderr)
+        assert said in stderr, (args, stderr)
+    assert sorted(tmp_path.iterdir()) == [afile, checkout] and list(checkout.iterdir()) == []  # nothing written
+
+
+def test_verify_suggests_a_larger_limit_when_most_samples_were_cut_short(tmp_path):
+    repo = tmp_path / "tracin-lite"
+    (repo / "tracin").mkdir(parents=True)
+    (repo / "tracin" / "__init__.py").write_text("")
+    (repo / "tracin" / "influence.py").write_text('''"""Self-influence of training samples, after TracIn."""
+import numpy as np
+
+
+def self_influence(gradients: np.ndarray) -> np.ndarray:
+    """Self-influence of each sample, summed over checkpoints until the sum converges."""
+    total = np.zeros(len(gradients))
+    while True:  # the sum is refined until it stops changing, which it never does
+        total += (gradients ** 2).sum(axis=-1)
+    return total
+
+
+def checkpoint_influence(gradients: np.ndarray, learning_rate: float = 0.1) -> np.ndarray:
+    """Influence of each sample at one checkpoint, refined over every pair of samples."""
+    scores = np.zeros(len(gradients))
+    while scores.sum() >= 0:  # scores only grow: the refinement never ends
+        scores += learning_rate * np.abs(gradients @ gradients.T).sum(axis=-1) + 1
+    return scores
+
+
+def gradient_magnitudes(gradients: np.ndarray) -> np.ndarray:
+    """The magnitude of each gradient entry."""
+    return np.abs(np.asarray(gradients, dtype=float))
+''')
+    done = subprocess.run([sys.executable, "-m", "paperproof", "verify", str(repo), "--no-install", "--limit",
+                           "cpu_seconds=0.5"], capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                          env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert done.returncode == 0, done.stdout + done.stderr  # a sample cut short is not a finding
+    assert done.stdout.splitlines()[-1] == (
+        "most samples were cut short by their budget (2 of 3 had a case reach the CPU time limit of 0.5 s): give "
+        "them more with --limit cpu_seconds=1.5")
 
 
 # --- a build never publishes a damaged archive, nor writes over what is not its own ---

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -287,6 +288,16 @@ def _close(*descriptors: int) -> None:
         os.close(fd)
 
 
+def _start_render_process(*descriptors: int) -> None:
+    """A render process's start: close the build's `descriptors`, and take the signals back from the build's
+    handler (`plumbing.interrupts`), which it inherited by the fork. Ctrl-C reaches the whole process group, and
+    the build ends its render processes itself: ignored here, it prints no traceback. SIGTERM just ends one."""
+    _close(*descriptors)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+
+
 WORK: dict[str, Callable[[list[Any], bool], list]] = {
     "papers": _render_papers, "repositories": _render_repositories, "lists": _render_list_pages,
 }
@@ -309,7 +320,7 @@ class RenderPool:
         if jobs > 1:
             closing = (lock,) if lock is not None else ()
             self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
-                                            initializer=_close, initargs=closing)
+                                            initializer=_start_render_process, initargs=closing)
             self.pool.submit(_close).result()  # a fork context starts every process at the first task: now
         self.pending: deque[tuple[Future, Any, Callable[[Any, list], None]]] = deque()
         self.fresh = False  # sent with each chunk (see `Renderer.fresh`)

@@ -286,6 +286,6 @@ def _open(location: str | None) -> Archive:
         return Archive([part])
     if path.exists():
         raise NotADirectoryError(f"{location}: --archive takes a directory or a Hugging Face organisation id")
-    if "/" in location.strip("/") or location.startswith((".", "~")):
+    if "/" in location or location.startswith((".", "~")):  # a path; an organisation id has no slash
         raise FileNotFoundError(f"{location}: no such directory")
     return Archive([hub_part(location.removeprefix("hf://"), archive_source())])

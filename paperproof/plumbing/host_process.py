@@ -32,6 +32,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from paperproof.plumbing import interrupts
+
 KEEP = frozenset({
     "PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
     "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
@@ -107,9 +109,17 @@ def _launch(argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-I", "-S", "-c", LAUNCHER, tool, *map(str, argv[1:])]
 
 
+def _not_stopping() -> None:
+    """Once Ctrl-C or SIGTERM ended the command's processes (`interrupts`), a thread still at work starts no
+    tool: it would outlive the command, or keep it from ending."""
+    if interrupts.stopping.is_set():
+        raise KeyboardInterrupt("the command was interrupted: no tool is started")
+
+
 def run(argv: Sequence[str], folder: Path, *, timeout: float, extra: Mapping[str, str] | None = None
         ) -> subprocess.CompletedProcess[str]:
     """Run a host tool to its end in `folder` (from `scratch`), its output captured as text."""
+    _not_stopping()
     return subprocess.run(_launch(argv), cwd=folder, env=environment(extra, folder), stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -117,5 +127,9 @@ def run(argv: Sequence[str], folder: Path, *, timeout: float, extra: Mapping[str
 def start(argv: Sequence[str], folder: Path, *, extra: Mapping[str, str] | None = None,
           **popen: object) -> subprocess.Popen[bytes]:
     """Start a host tool that outlives this call, in `folder`: an empty folder that lives as long as the tool
-    reads files relative to it (it may be removed once the tool has started, and then it reads none)."""
+    reads files relative to it (it may be removed once the tool has started, and then it reads none). One in a
+    session of its own (`start_new_session`, the deleter of a replaced tree) is meant to outlive the command,
+    and is started even while an interrupted command unwinds."""
+    if not popen.get("start_new_session"):
+        _not_stopping()
     return subprocess.Popen(_launch(argv), cwd=folder, env=environment(extra, folder), **popen)  # type: ignore[call-overload]

@@ -35,6 +35,7 @@ from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.extract import without_defaults
 from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import RunResult
+from paperproof.plumbing.interrupts import stopping
 from paperproof.runner.answer import RUNNER_VERSION, load_cut, parse_answer
 from paperproof.runner.sandbox import Limits
 from paperproof.runner.slots import Slot
@@ -141,6 +142,9 @@ class Zygote:
             env=env, start_new_session=True, pass_fds=(self._slot.fd,),
             cwd="/",  # never the builder's folder (`verify .` runs in the checkout): the zygote reads nothing relative
         )
+        if stopping.is_set():  # the signal came while it was being started: after the others were ended
+            self._stop()
+            raise RuntimeError("the command was interrupted while a sandbox zygote started")
         ready = self._read_line(START_SECONDS)
         try:
             hello = json.loads(ready or b"{}")
@@ -175,6 +179,8 @@ class Zygote:
 
     def _send(self, payload: dict) -> bool:
         if self.process is None or self.process.poll() is not None:
+            if stopping.is_set():  # Ctrl-C or SIGTERM ended the zygotes: start none again (`plumbing.interrupts`)
+                return False
             self._stop()
             self._start()
         assert self.process is not None and self.process.stdin is not None
@@ -308,7 +314,8 @@ class Executor:
             self.executed += 1
             self.cache.misses += 1
         result = parse_answer(answer, request)
-        self.cache.put(key, result)  # unless it is not the sample's result (`NOT_FINAL`)
+        if not stopping.is_set():  # an answer after Ctrl-C or SIGTERM may be theirs, not the sample's
+            self.cache.put(key, result)  # unless it is not the sample's result (`NOT_FINAL`)
         return result
 
     def run(self, requests: Iterable[RunRequest]) -> Iterator[RunResult]:

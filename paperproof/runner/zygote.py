@@ -108,6 +108,7 @@ def serve(request: dict, slot: int, runs_root: str, reaper=None) -> dict:
     pid = _fork(reaper)
     if pid == 0:
         try:
+            _default_signals()
             os.close(report_read)
             harness.main(request, workdir, uid, limits, reaper is not None, report_write, seccomp_filter,
                          group, _ACCOUNTING[1])
@@ -220,9 +221,22 @@ def syscall_filter():
     return _FILTER[0]
 
 
+def _quietly(number: int, frame: object) -> None:
+    """SIGTERM or SIGINT (the builder ending its workers): exit through `main`'s cleanup, without a traceback."""
+    raise SystemExit(128 + number)
+
+
+def _default_signals() -> None:
+    """In a forked harness: the signals as a fresh interpreter has them, so a sample meets them as it would."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main() -> None:
     from paperproof.runner import cgroup, sandbox
 
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, _quietly)
     slot = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     reaper = sandbox.Reaper.start()  # before the warm imports: a small process to fork
     _ACCOUNTING[:] = cgroup.Accounting.find()

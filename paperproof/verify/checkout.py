@@ -35,22 +35,6 @@ class Verified(BaseModel):
     from_cache: int
 
 
-def failures(samples: list[Sample]) -> dict[str, list[str]]:
-    """What makes `verify` exit 1, by kind: contract violations, departures from a paper's definition, and
-    attempts the sandbox blocked (network, writing outside its folder), each as `path::entry`."""
-    found: dict[str, list[str]] = {"violations": [], "departures": [], "blocked": []}
-    for s in samples:
-        name = f"{s.path}::{s.entry}"
-        if s.status == "ran_violates":
-            found["violations"].append(name)
-        for f in s.fidelity:
-            if f.departures:
-                found["departures"].append(f"{name} ({f.metric}: {'; '.join(f.departures)})")
-        if any(c.outcome == "blocked" for c in s.cases):
-            found["blocked"].append(name)
-    return {kind: sorted(names) for kind, names in found.items()}
-
-
 def local_record(path: Path) -> RepoRecord:
     root = path.resolve()
     spdx, licence_file = licence.detect(root)
