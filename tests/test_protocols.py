@@ -1,6 +1,7 @@
 """Entries driven through their protocols on a real training run, in the real sandbox.
 
-The specimens are ours, written in the style of research code: a hardness class fed by its loop,
+The specimens are ours, written in the style of research code: a per-sample statistic fed by its loop
+(its final method leaves its result behind, read through its base class's `scores`),
 a per-batch accumulator, a reader of per-epoch logs, a Hugging Face-style callback, a model class,
 and a module whose top-level import the runner lacks.
 """
@@ -19,64 +20,69 @@ from paperproof.fixtures.synth import synthesize
 from paperproof.runner.executor import Executor, RunRequest
 from paperproof.verify.checkout import verify_path
 
-HARDNESS = '''
+STATISTICS = '''
 import numpy as np
 import torch
 import paperproof_absent_augment.image as imaugs
 
 
-class Hardness_Base:
-    def __init__(self, name):
-        self.name = name
-        self._scores = None
+class TrainingStatistic:
+    """What every per-sample statistic here shares: a hook fills it while the model trains, and `compute()`
+    summarises it afterwards into `results[tag]`, the table report.py prints; `scores` reads it back."""
+
+    def __init__(self, tag):
+        self.tag = tag
+        self.results = {}
+        self.epochs_seen = 0
+
+    def compute(self):
+        raise NotImplementedError(f"{type(self).__name__} must say how to summarise what it saw")
 
     @property
     def scores(self):
-        if self._scores is None:
-            self.compute_scores()
-        return self._scores
+        return self.results.get(self.tag)
 
 
-class Forgetting_Score(Hardness_Base):
-    """Forgetting events per sample (Toneva et al.), fed the whole set's logits after each epoch."""
+class ForgetCounter(TrainingStatistic):
+    """Forgetting events per sample (Toneva et al.): fed the whole set's logits after each epoch, it counts the
+    epochs in which a sample it classified right the epoch before is classified wrong."""
 
-    def __init__(self, dataloader, total_samples, name="forgetting"):
-        super().__init__(name)
+    def __init__(self, dataloader, total_samples, tag="forgetting"):
+        super().__init__(tag)
         self.dataloader = dataloader
-        self.seen = np.zeros(total_samples, dtype=bool)
-        self.forgotten = np.zeros(total_samples)
+        self.right_before = np.zeros(total_samples, dtype=bool)
+        self.events = np.zeros(total_samples)
 
-    def updates(self, logits, targets, probs, indices):
-        right = (logits.argmax(1) == targets).numpy()
-        idx = indices.numpy()
-        self.forgotten[idx] += self.seen[idx] & ~right
-        self.seen[idx] = right
+    def observe(self, logits, targets, probs, indices):
+        right_now = (logits.argmax(1) == targets).numpy()
+        rows = indices.numpy()
+        self.events[rows] += self.right_before[rows] & ~right_now
+        self.right_before[rows] = right_now
+        self.epochs_seen += 1
 
-    def compute_scores(self):
-        self._scores = self.forgotten.copy()
+    def compute(self):
+        self.results[self.tag] = self.events.copy()
 
 
-class Loss_Per_Sample(Hardness_Base):
-    """Mean loss over epochs, computed by iterating the loader with the model."""
+class MeanLoss(TrainingStatistic):
+    """Each sample's cross-entropy averaged over the epochs, found by walking the loader with the model."""
 
-    def __init__(self, dataloader, name="loss"):
-        super().__init__(name)
+    def __init__(self, dataloader, tag="loss"):
+        super().__init__(tag)
         self.dataloader = dataloader
-        self.total = None
-        self.epochs = 0
+        self.summed = None
 
-    def updates(self, net, device):
-        losses = []
+    def on_epoch_end(self, net, device):
+        parts = []
         with torch.no_grad():
             for i, x, y in self.dataloader:
-                out = net(x.to(device))
-                losses.append(torch.nn.functional.cross_entropy(out, y, reduction="none"))
-        epoch = torch.cat(losses).numpy()
-        self.total = epoch if self.total is None else self.total + epoch
-        self.epochs += 1
+                parts.append(torch.nn.functional.cross_entropy(net(x.to(device)), y, reduction="none"))
+        this_epoch = torch.cat(parts).numpy()
+        self.summed = this_epoch if self.summed is None else self.summed + this_epoch
+        self.epochs_seen += 1
 
-    def compute_scores(self):
-        self._scores = self.total / self.epochs
+    def compute(self):
+        self.results[self.tag] = self.summed / self.epochs_seen
 
 
 class Batch_Margin:
@@ -222,10 +228,10 @@ class SmallNet(torch.nn.Module):
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("hardness-repo")
+    root = tmp_path_factory.mktemp("statistics-repo")
     (root / "src").mkdir()
     (root / "src" / "__init__.py").write_text("")
-    (root / "src" / "hardness.py").write_text(textwrap.dedent(HARDNESS))
+    (root / "src" / "sample_stats.py").write_text(textwrap.dedent(STATISTICS))
     (root / "src" / "selection.py").write_text(textwrap.dedent(READER))
     (root / "src" / "callbacks.py").write_text(textwrap.dedent(CALLBACKS))
     return root
@@ -233,8 +239,8 @@ def repo(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(repo):
-    entries = {e.qualname: e for e in extract_repo(repo, "o/hardness").entries}
-    wanted = ["Forgetting_Score", "Loss_Per_Sample", "Batch_Margin", "read_training_dynamics", "GoldProbCallback"]
+    entries = {e.qualname: e for e in extract_repo(repo, "o/statistics").entries}
+    wanted = ["ForgetCounter", "MeanLoss", "Batch_Margin", "read_training_dynamics", "GoldProbCallback"]
     fixtures = {name: synthesize(entries[name], str(repo)) for name in wanted}
     with Executor(workers=1) as pool:
         results = {name: pool.run_one(RunRequest(entries[name], fixtures[name], str(repo))) for name in wanted}
@@ -247,12 +253,12 @@ def _values(result, case_id):
     return case.value
 
 
-def test_a_hardness_class_runs_through_its_own_updates_and_scores_on_the_training_run(runs):
+def test_a_statistic_class_runs_through_its_own_hook_and_scores_on_the_training_run(runs):
     fixtures, results = runs
-    result = results["Forgetting_Score"]
+    result = results["ForgetCounter"]
     assert result.end == "completed" and all(c.outcome == "returned" for c in result.cases)
-    assert fixtures["Forgetting_Score"].stubs == ["paperproof_absent_augment", "paperproof_absent_transformers"]
-    for case in fixtures["Forgetting_Score"].cases:
+    assert fixtures["ForgetCounter"].stubs == ["paperproof_absent_augment", "paperproof_absent_transformers"]
+    for case in fixtures["ForgetCounter"].cases:
         spec = training.RunSpec.from_case(case.model_dump(mode="json"))
         logits, observed = training.dynamics(spec)
         right = logits.argmax(-1) == observed[None, :]
@@ -265,8 +271,8 @@ def test_a_hardness_class_runs_through_its_own_updates_and_scores_on_the_trainin
 
 def test_classes_that_walk_the_loader_or_take_batches_get_what_they_unpack(runs):
     fixtures, results = runs
-    assert fixtures["Loss_Per_Sample"].cases[0].protocol["batch"] == ["index", "x", "y"]
-    loss = _values(results["Loss_Per_Sample"], "typical")
+    assert fixtures["MeanLoss"].cases[0].protocol["batch"] == ["index", "x", "y"]
+    loss = _values(results["MeanLoss"], "typical")
     assert loss.shape == [48] and loss.min > 0
     assert fixtures["Batch_Margin"].cases[0].protocol["hooks"] == [["update", "batch"]]
     margin = _values(results["Batch_Margin"], "wide")
@@ -328,7 +334,7 @@ def test_a_module_with_an_uninstallable_import_runs_what_does_not_need_it_and_sa
     assert samples["get_indices"].status.startswith("ran")
     # It ran, and on the run trained again outside the sandbox it is recognised: forgetting events with
     # never-learned samples at 0, where the paper ranks them as the most forgettable.
-    forgetting = samples["Forgetting_Score"]
+    forgetting = samples["ForgetCounter"]
     assert forgetting.status == "ran_violates"
     assert [(f.metric, f.matches, f.dynamics, f.cases_matched) for f in forgetting.fidelity] == [
         ("forgetfulness", "never0_count", "evaluated", 4)]
@@ -336,5 +342,5 @@ def test_a_module_with_an_uninstallable_import_runs_what_does_not_need_it_and_sa
     assert "needs module paperproof_absent_augment" in samples["zoom_in"].reason
     assert any("stand-in modules: paperproof_absent_augment" in n for n in samples["get_indices"].notes)
     assert any(n.startswith("Driven as a training loop would (no loop of its repository calls its hooks) on a real "
-                            "training run") for n in samples["Forgetting_Score"].notes)
+                            "training run") for n in samples["ForgetCounter"].notes)
     assert samples["SmallNet"].status == "ran"
