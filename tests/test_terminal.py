@@ -72,8 +72,10 @@ def test_verify_prints_a_hostile_exception_escaped_under_its_real_summary(tmp_pa
     lines = done.stdout.decode().split("\n")
     assert lines[0].split() == ["ran_violates", "scores.py::margin_scores"]
     assert "\\r\\x1b[2K\\x1b[1Aviolations: 0\\u202eevil\\u2066\\u009b2K\\u007f\\x08\\x07 end" in lines[1]
-    assert lines[2:] == [f"verified 1 sample(s) of {repo}: ran_violates 1", "violations: 1",
-                         "  scores.py::margin_scores", "departures: 0", "blocked: 0", ""]
+    assert lines[2] == f"verified 1 sample(s) of {repo}: ran_violates 1"
+    found = lines.index("findings: 1 (violations 1, departures 0, blocked 0)")
+    assert lines[found + 1].startswith("  scores.py:4 margin_scores: violates its contract: ")
+    assert "\\r\\x1b[2K\\x1b[1Aviolations: 0\\u202eevil" in lines[found + 1] and lines[found + 2:] == [""]
 
 
 def test_verify_json_is_escaped_and_still_carries_the_exact_message(tmp_path: Path) -> None:
@@ -84,7 +86,7 @@ def test_verify_json_is_escaped_and_still_carries_the_exact_message(tmp_path: Pa
         assert RAW.search(stream) is None, stream
     (sample,) = json.loads(done.stdout)
     assert HOSTILE in sample["reason"]  # the escapes are JSON's: the record holds the message as raised
-    assert "\nviolations: 1\n  scores.py::margin_scores\n" in done.stderr.decode()
+    assert "\nfindings: 1 (violations 1, departures 0, blocked 0)\n  scores.py:4 margin_scores: " in done.stderr.decode()
 
 
 def test_warnings_and_tracebacks_go_through_the_same_escaping(capsys: pytest.CaptureFixture[str],
