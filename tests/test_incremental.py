@@ -433,3 +433,25 @@ def test_check_names_every_damaged_file_and_a_build_repairs_them(tmp_path, capsy
     build(BuildConfig(archive=source, out=clean, cache=None))
     assert identical(site, clean) == []
     assert build(BuildConfig(archive=source, out=site, cache=cache)).noop  # and nothing is left to repair
+
+
+def test_a_damaged_search_file_is_not_linked_into_a_site_made_by_other_code(tmp_path):
+    """A build by other code links the unchanged search shards from the published site: a shard with a damaged
+    file is indexed again instead, and a file added to the site by hand is set aside, not carried over."""
+    source = archive(tmp_path / "archive", papers(10))
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    build(BuildConfig(archive=source, out=site, cache=cache))
+    entry = site / "pagefind" / "1" / "pagefind-entry.json"
+    entry.write_text(entry.read_text().replace('"page_count"', '"page_count_"'))
+    (site / "paper" / "mine.html").write_text("mine")
+    base = "https://example.org/catalogue"
+    summary = build(BuildConfig(archive=source, out=site, cache=cache, base_url=base))
+    assert summary.damage.changed == ["pagefind/1/pagefind-entry.json"]
+    assert summary.damage.extra == ["paper/mine.html"]
+    assert summary.pages.get("kept", 0) == 0  # the one shard was indexed again, not linked
+    assert [p.read_text() for p in SitePaths(site).extra.rglob("mine.html")] == ["mine"]
+    clean = tmp_path / "clean"
+    build(BuildConfig(archive=source, out=clean, cache=None, base_url=base))
+    assert identical(site, clean) == []
+    assert main(["build", "--archive", source, "--out", str(site), "--cache", str(cache), "--base-url", base,
+                 "--check"]) == 0
