@@ -43,7 +43,7 @@ def test_cartography_page_shows_the_metrics_of_four_repositories(bundled_site):
         if row["repo_kind"] != "official" and row["metric"] in official:
             assert row["same_as_official"] == (row["matches"] == official[row["metric"]])
     page = (bundled_site / "paper" / CARTOGRAPHY / "index.html").read_text()
-    assert 'id="implementations"' in page and page.count("<tr><td data-label=\"Metric\">") == len(rows)
+    assert 'id="implementations"' in page and page.count("<tr><td data-label=\"Implementation\">") == len(rows)
     assert "No samples" not in page
 
 

@@ -103,8 +103,13 @@ def wait_for(process: subprocess.Popen, ready, seconds: float = 300) -> dict[int
 def ended(process: subprocess.Popen, before: dict[int, bytes], cwd: Path) -> tuple[str, list]:
     """Wait for the command to end; its stderr, and what is left running of it."""
     process.wait(timeout=120)
-    time.sleep(0.5)  # a process the kernel is still tearing down
-    return (cwd / "command.err").read_text(), left_running(before, process.pid)
+    # A killed process is torn down by the kernel after its parent has gone: unmapping a sandbox child that
+    # imported torch takes seconds on a busy machine (its command line reads empty meanwhile). One that still runs
+    # after 15 s was not ended.
+    deadline = time.monotonic() + 15
+    while (left := left_running(before, process.pid)) and time.monotonic() < deadline:
+        time.sleep(0.25)
+    return (cwd / "command.err").read_text(), left
 
 
 def test_sigterm_to_verify_ends_every_worker_and_sample(tmp_path: Path) -> None:

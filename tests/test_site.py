@@ -334,11 +334,14 @@ def test_a_paper_page_counts_what_ran_checked_and_lists_departures_most_severe_f
     for word, n in twin["checked"].items():
         assert re.search(rf'{n} <a class="term checked-{word}"', text), word
     rows = twin["implementations"]
-    ranks = [(0 if r["severity"] == "changes_ranking" else 1 if r["severity"] else 2) if r["departs_from_paper"]
-             else 3 for r in rows]
-    assert ranks == sorted(ranks) and ranks[0] == 0 and 3 in ranks
-    changing = [r["rank_correlation"] for r in rows if r["severity"] == "changes_ranking" and r["rank_correlation"] is not None]
-    assert changing == sorted(changing)  # the lowest rank correlation first
+    ranks = [(r["repo_kind"] != "official",
+              (0 if r["severity"] == "changes_ranking" else 1 if r["severity"] else 2) if r["departs_from_paper"] else 3)
+             for r in rows]
+    assert ranks == sorted(ranks) and (True, 0) in ranks and 3 in {rank for _, rank in ranks}  # official rows first
+    for official in (False, True):
+        changing = [r["rank_correlation"] for r in rows if (r["repo_kind"] == "official") == official
+                    and r["severity"] == "changes_ranking" and r["rank_correlation"] is not None]
+        assert changing == sorted(changing)  # the lowest rank correlation first
 
 
 def test_a_sample_page_quotes_the_papers_definition_beside_what_the_code_computes(bundled_site, samples):
@@ -347,4 +350,5 @@ def test_a_sample_page_quotes_the_papers_definition_beside_what_the_code_compute
     assert finding["cited"].startswith("Swayamdipta") and finding["definition"]
     text = (bundled_site / "sample" / record["sample_id"] / "index.html").read_text()
     assert 'class="paper-definition">The paper: Swayamdipta' in text
-    assert "checked against the paper" in text and record["checked"] == "paper"
+    assert record["checked"] == "paper"  # graded against the paper: a departure's badge says how much it matters
+    assert re.search(r'class="term grade grade-departs_(rescales|ranking)"[^>]*title="Checked against the paper: ', text)

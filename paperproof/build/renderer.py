@@ -31,7 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from paperproof.build import datamap, planted_map, records, render, search, seo
 from paperproof.build.links import Link
-from paperproof.build.pages import Paging, PaperListing, RepoListing, RepoTwin
+from paperproof.build.pages import Paging, PaperListing, PaperVerdict, RepoListing, RepoTwin, WorstDeparture
 from paperproof.build.readme_images import FOLDER as IMAGES_FOLDER
 from paperproof.build.readme_images import ReadmeImage, read_image, readme_path
 from paperproof.build.records import TwinContext, about
@@ -244,7 +244,7 @@ class Renderer:
     def list_page(self, job: ListJob) -> list[str]:
         paging = Paging.model_construct(**json.loads(job.paging))
         if job.kind == "papers":
-            listings = [PaperListing.model_construct(**json.loads(r)) for r in job.rows]
+            listings = [_listing(r) for r in job.rows]
             record = records.paper_list(self.about, self.urls, paging, listings)
             return self.record("papers.html", record, paging.page_url, paging.json_url, "paper-list",
                                f"Every paper in this catalogue, page {paging.page} of {paging.pages}.")
@@ -255,9 +255,18 @@ class Renderer:
                                f"Every repository in this catalogue, page {paging.page} of {paging.pages}.")
         assert job.task is not None
         task_slug, name, other_names = job.task
-        listings = [PaperListing.model_construct(**json.loads(r)) for r in job.rows]
+        listings = [_listing(r) for r in job.rows]
         task = records.task_page(self.about, self.urls, paging, listings, task_slug, name, other_names)
         return self.record("task.html", task, paging.page_url, paging.json_url, "task", f"Papers with the task {name}.")
+
+
+def _listing(row: str) -> PaperListing:
+    """A paper's listing as this build validated and stored it, rebuilt without validating it again (a list page
+    holds hundreds); its verdict is made a model too, as the list's serializer expects."""
+    data = json.loads(row)
+    verdict = data["verdict"]
+    worst = verdict["worst"] and WorstDeparture.model_construct(**verdict["worst"])
+    return PaperListing.model_construct(**{**data, "verdict": PaperVerdict.model_construct(**{**verdict, "worst": worst})})
 
 
 # --- the pool ---
