@@ -375,3 +375,47 @@ def test_jax_and_flax_from_the_registry_run_on_the_cpu_beside_the_runners_numpy(
     out = json.loads(done.stdout)
     assert out["ones"] == [1.0, 1.0, 1.0] and out["device"] == "cpu" and out["dense"] == [1, 2]
     assert not out["numpy"].startswith(env.path)  # the runner's numpy
+    assert any(n.startswith("JAX runs for real: jax==") and "jaxlib==" in n and "(jax[cpu]" in n for n in env.notes)
+
+
+@needs_registry
+def test_imports_named_otherwise_come_from_the_declared_requirements_wheels_on_the_registry(tmp_path):
+    """`dotenv` is python-dotenv's and `slugify` python-slugify's: neither name is in a table, and both are
+    found in the wheels of what the repository declares; `bs4`, which it does not declare, comes from the fallback
+    table; termcolor, declared and never imported, is not installed."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text("python-dotenv>=1.0\npython-slugify\ntermcolor\n")
+    (repo / "tool.py").write_text("import dotenv\nfrom slugify import slugify\nimport bs4\n")
+    assert not {"dotenv", "slugify"} & set(environment.DISTRIBUTIONS)
+    env = prepare(repo, Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs")))
+    names = {p.split("==")[0] for p in env.installed}
+    assert {"python-dotenv", "python-slugify", "text-unidecode", "beautifulsoup4", "soupsieve"} <= names, env.not_installed
+    assert "termcolor" not in names
+    (line,) = [n for n in env.notes if n.startswith("Imports resolved: ")]
+    assert line.startswith("Imports resolved: bs4 from beautifulsoup4 (the fallback table: no declared requirement "
+                           "provides it); dotenv from python-dotenv (declared, by its wheel's "), line
+    assert "; slugify from python-slugify (declared, by its wheel's " in line
+    code = textwrap.dedent("""
+        import bs4, dotenv, slugify
+        print(json.dumps([slugify.slugify("Data Maps!"), bs4.BeautifulSoup("<b>x</b>", "html.parser").b.text,
+                          dotenv.__file__.startswith(sys.argv[1])]))
+    """)
+    done = subprocess.run([sys.executable, "-c", CHILD_IMPORT, env.path, code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["data-maps", "x", True]
+
+
+@pytest.mark.slow  # tensorflow-cpu is 261 MB to fetch the first time; each case imports it afresh in the sandbox
+@needs_registry
+def test_a_checkout_importing_tensorflow_runs_its_entry_for_real_in_the_sandbox_on_tensorflow_cpu(tmp_path):
+    envs = Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs"))
+    sample = _scaled(tmp_path, "import tensorflow as tf", "float(tf.reduce_sum(tf.ones([2])).numpy())",
+                     "tensorflow==1.15.0\n", envs=envs)
+    assert sample.status == "ran", sample.reason
+    assert any(n.startswith("TensorFlow runs for real: tensorflow-cpu==") and "with keras==" in n for n in sample.notes), \
+        sample.notes
+    assert ("tensorflow: the repository asks for tensorflow==1.15.0; installed the newest tensorflow-cpu that runs beside "
+            "the runner's numpy") in " ".join(sample.notes)
+    assert not any("stand-in" in n for n in sample.notes), sample.notes
+    assert not any(n.split("==")[0] in environment.CUDA_BUILDS for n in prepare(tmp_path / "repo", envs).installed)
