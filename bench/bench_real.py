@@ -27,10 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from paperproof.verify.checkout import verify_path  # noqa: E402
+from paperproof.verify.checkout import verify_checkout  # noqa: E402
 
 INFORMATIVE = frozenset({"ran", "ran_violates", "ran_draft_wrong"})
-HARDNESS = frozenset({"hardness_evidence", "behaviour"})  # a sample's link_basis when chosen for what its code does
+# a sample's link_basis when chosen for what its code does, or for what a driver of the repository saw it return
+HARDNESS = frozenset({"hardness_evidence", "behaviour", "observed"})
 
 
 def share(part: int, whole: int) -> str:
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--environments", type=Path, default=Path(".paperproof-cache/envs"),
                         help="where missing imports are installed from wheels (cached)")
     parser.add_argument("--no-install", action="store_true", help="install nothing: stand-ins only")
+    parser.add_argument("--no-observe", action="store_true",
+                        help="run no driver of the repository (the selection and arguments as before issue 45)")
     args = parser.parse_args(argv)
     repos = sorted(p for p in args.checkouts.iterdir() if p.is_dir())
     if not repos:
@@ -57,11 +60,18 @@ def main(argv: list[str] | None = None) -> int:
     loads: Counter[str] = Counter()
     checked: Counter[str] = Counter()  # hardness entries that ran, by what their run was checked against
     seconds: list[float] = []
+    drivers: Counter[str] = Counter()
+    observed: Counter[str] = Counter()  # scoring entries (*) by whether a driver called them
     for repo in repos:
         start = time.perf_counter()
-        samples = verify_path(repo, everything=args.all, workers=args.workers,
-                              environments=None if args.no_install else args.environments)
+        verified = verify_checkout(repo, everything=args.all, workers=args.workers,
+                                   environments=None if args.no_install else args.environments,
+                                   observe=not args.no_observe)
+        samples = verified.samples
         took = time.perf_counter() - start
+        runs = Counter(d.status for d in verified.drivers)
+        drivers.update(runs)
+        observed.update("observed" if s.observed else "guessed" for s in samples if s.link_basis in HARDNESS)
         seconds.append(took)
         statuses = Counter(s.status for s in samples)
         totals.update(statuses)
@@ -74,10 +84,15 @@ def main(argv: list[str] | None = None) -> int:
         checked.update(s.checked for s in samples if s.link_basis in HARDNESS and s.checked)
         print(f"== {repo.name}: {len(samples)} selected, ran {share(ran, len(samples))}, "
               f"informative {share(informative, len(samples))}, {took:.1f} s; arguments from "
-              + (", ".join(f"{k} {n}" for k, n in sorted(here.items())) or "none"))
+              + (", ".join(f"{k} {n}" for k, n in sorted(here.items())) or "none")
+              + "; drivers " + (", ".join(f"{k} {n}" for k, n in sorted(runs.items())) or "none"))
+        for d in verified.drivers:
+            if d.status != "not_run" and not args.quiet:
+                print(f"  driver {d.status:<8} {d.driver.target} ({d.ended}{': ' + d.error if d.error else ''}), "
+                      f"called {len(d.observed)} of the repository's functions")
         if not args.quiet:
             for s in samples:
-                mark = "*" if s.link_basis in HARDNESS else " "
+                mark = ("o" if s.observed else "*") if s.link_basis in HARDNESS else " "
                 print(f" {mark}{s.status:<16} {s.path}::{s.qualname}\n  {'':<16} {s.reason[:200]}")
     for title, counted in (("total", totals), ("hardness entries (*)", hardness)):
         count = sum(counted.values())
@@ -89,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     print("hardness entries that ran, checked against: "
           + ", ".join(f"{k} {n}" for k, n in sorted(checked.items())) + " (the paper's definition, the code's own "
           "contracts only, nothing)")
+    print("scoring entries (*, o) observed being called by a driver or guessed: "
+          + (", ".join(f"{k} {n}" for k, n in sorted(observed.items())) or "none"))
+    print("drivers: " + (", ".join(f"{k} {n}" for k, n in sorted(drivers.items())) or "none"))
     print("arguments from: " + ", ".join(f"{k} {n}" for k, n in sorted(sources.items())))
     print("loaded: " + ", ".join(f"{k} {n}" for k, n in sorted(loads.items())))
     print(f"verify time per repository: median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s "

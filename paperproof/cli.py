@@ -505,7 +505,7 @@ def _verify(args: argparse.Namespace) -> int:
         _say(f"paperproof: {refused}", err=True)
         return 2
     from paperproof.verify.checkout import NoSuchEntry, verify_checkout  # after the usage errors: it imports torch
-    from paperproof.verify.findings import budget_hint, findings, summary
+    from paperproof.verify.findings import budget_hint, drivers_line, findings, summary
 
     try:
         verified = verify_checkout(args.path, entries=args.entry, everything=args.all, workers=args.workers,
@@ -529,6 +529,7 @@ def _verify(args: argparse.Namespace) -> int:
                + (", ".join(f"{status} {n}" for status, n in sorted(counts.items())) or "no entry to verify")]
     closing.append(f"sandbox runs: {verified.ran}, from cache: {verified.from_cache}"
                    + ("" if not args.no_cache else " (--no-cache)"))
+    closing += drivers_line(verified.drivers, samples)
     closing += summary(found)  # each finding once, as `path:line entry: reason`
     hint = budget_hint(samples)
     if hint is not None:

@@ -51,6 +51,7 @@ class Driver(BaseModel):
     cost: int  # statements it runs directly, its fixtures' included: a proxy for its time before it is measured
     fixtures: list[str] = Field(default_factory=list)  # a test's pytest fixtures, by name
     reaches: dict[str, int] = Field(default_factory=dict)  # `path::qualname` of an entry -> calls deep (1: direct)
+    code: str | None = None  # a notebook's code cells joined, or a README block: what runs (a file runs as it is)
 
     def nearest(self, wanted: Iterable[str]) -> int | None:
         """Calls deep to the nearest of `wanted` (entry keys) this driver reaches, or None."""
@@ -84,7 +85,8 @@ def find_drivers(root: Path, entries: Sequence[Entry], wanted: Iterable[str] | N
             reaches = graph.reach(draft.calls)
             if reaches:
                 found.append(Driver(kind=draft.kind, target=draft.target, path=unit.file, line=draft.line,
-                                    cost=draft.cost, fixtures=draft.fixtures, reaches=reaches))
+                                    cost=draft.cost, fixtures=draft.fixtures, reaches=reaches,
+                                    code=unit.text if draft.kind in ("notebook", "readme") else None))
     keys = [f"{e.path}::{e.qualname}" for e in entries] if wanted is None else list(wanted)
     return sorted(found, key=lambda d: _rank(d, keys))
 

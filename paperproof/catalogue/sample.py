@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from paperproof.catalogue.fixture_case import ArgumentEvidence
+from paperproof.catalogue.observed import Observation
 from paperproof.catalogue.planted_record import PlantedHardness
 from paperproof.catalogue.run_result import Isolation
 
@@ -55,6 +56,7 @@ TIER_VOCABULARY: dict[str, str] = {
 
 LINK_BASIS_VOCABULARY: dict[str, str] = {
     "behaviour": "When it ran, its per-sample output matched a metric of the reference core (exactly, or in rank order)",
+    "observed": "The repository's own test, example or script called it, and a call returned one value per sample of what it was given",
     "hardness_evidence": "Its code computes per-sample hardness: it takes predictions and works on them as hardness metrics do",
     "readme_mention": "The repository's README names this entry",
     "paper_terms": "Its name or docstring uses terms of the paper's abstract or tasks",
@@ -227,6 +229,9 @@ class Sample(BaseModel):
     # AUROC and AUPRC of its per-sample outputs on the planted training run (`verify.planted_scores`); None
     # when it yields no value per training sample, and in records made before planted scoring.
     planted: PlantedHardness | None = None
+    # The repository's own driver that called this entry (`catalogue.observed`), or None: no driver run reached it,
+    # and its arguments were inferred (`arguments` says how).
+    observed: Observation | None = None
 
     @property
     def code_sha256_prefix(self) -> str:

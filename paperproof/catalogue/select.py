@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.evidence import AGGREGATE, FILE_IO, PLOTTING, WEAK
+from paperproof.catalogue.observed import Observation
 
 DEFAULT_PER_REPO = 8
 
@@ -55,6 +57,7 @@ class Selected:
     score: float
     link_basis: str
     why: str = ""
+    observed: Observation | None = None  # the repository's driver that called it (`catalogue.observed`)
 
 
 @dataclass(frozen=True)
@@ -191,38 +194,58 @@ FILL_WHY = {
 }
 
 
-def select(entries: list[Entry], terms: set[str], readme: str, limit: int | None = DEFAULT_PER_REPO) -> list[Selected]:
-    """Every entry with hardness evidence (at most `HARDNESS_CAP`), then the most relevant of the rest
-    up to `limit`, never one excluded by its code; `limit=None` keeps every entry. In file order."""
+def select(entries: list[Entry], terms: set[str], readme: str, limit: int | None = DEFAULT_PER_REPO,
+           observed: Mapping[str, Observation] | None = None) -> list[Selected]:
+    """Every entry the repository's own drivers showed returning one value per sample (`observed`, by entry key),
+    then every entry with hardness evidence (together at most `HARDNESS_CAP`), then the most relevant of the rest up
+    to `limit`, never one excluded by its code nor one a driver showed returning no per-sample value; `limit=None`
+    keeps every entry. In file order."""
+    observed = observed or {}
     judged = judge(entries)
+    seen = [observed.get(f"{j.entry.path}::{j.entry.qualname}") for j in judged]
     relevance = [score(j.entry, terms, readme) for j in judged]
     if limit is None:
         chosen = list(range(len(judged)))
     else:
-        hard = sorted((i for i, j in enumerate(judged) if j.hardness), key=lambda i: (-judged[i].strength, i))
-        chosen = hard[:HARDNESS_CAP]
-        rest = [i for i, j in enumerate(judged) if not j.hardness and not j.excluded]
+        scoring = [i for i, o in enumerate(seen) if o is not None and o.per_sample]
+        hard = sorted((i for i, j in enumerate(judged) if j.hardness and i not in scoring),
+                      key=lambda i: (-judged[i].strength, i))
+        chosen = (scoring + hard)[:HARDNESS_CAP]
+        rest = [i for i, j in enumerate(judged) if not j.hardness and not j.excluded and seen[i] is None]
         rest.sort(key=lambda i: (-relevance[i][0] + _against(judged[i].entry), i))
         chosen += rest[:max(0, limit - len(chosen))]
     out = []
     for i in sorted(chosen):
-        j, (total, basis) = judged[i], relevance[i]
-        if j.hardness:
-            out.append(Selected(j.entry, j.strength, "hardness_evidence", j.why))
+        j, (total, basis), o = judged[i], relevance[i], seen[i]
+        if o is not None and o.per_sample:
+            out.append(Selected(j.entry, j.strength + 10, "observed", _observed_why(o), o))
+        elif j.hardness:
+            out.append(Selected(j.entry, j.strength, "hardness_evidence", j.why, o))
         else:
             out.append(Selected(j.entry, total, basis, f"{j.why}; kept to fill the limit: {FILL_WHY[basis]}"
-                                if limit is not None else f"{j.why}; named or every entry asked for"))
+                                if limit is not None else f"{j.why}; named or every entry asked for", o))
     return out
 
 
-def left_out(entries: list[Entry], selected: list[Selected], limit: int | None = DEFAULT_PER_REPO) -> list[tuple[Entry, str]]:
+def _observed_why(o: Observation) -> str:
+    times = "once" if o.calls == 1 else f"{o.calls} times"
+    return f"observed: the repository's {o.kind} `{o.driver}` called it {times}, and it returned one value per " \
+           f"sample ({o.returns})"
+
+
+def left_out(entries: list[Entry], selected: list[Selected], limit: int | None = DEFAULT_PER_REPO,
+             observed: Mapping[str, Observation] | None = None) -> list[tuple[Entry, str]]:
     """The entries not selected, each with the reason, in file order (for the repository page)."""
     taken = {id(s.entry) for s in selected}
     out = []
     for j in judge(entries):
         if id(j.entry) in taken:
             continue
-        if j.hardness:
+        o = (observed or {}).get(f"{j.entry.path}::{j.entry.qualname}")
+        if o is not None and not o.per_sample:
+            out.append((j.entry, f"left out: the repository's {o.kind} `{o.driver}` called it and it returned no "
+                                 f"value per sample ({o.returns})"))
+        elif j.hardness:
             out.append((j.entry, f"{j.why}; left out: over the cap of {HARDNESS_CAP} hardness entries"))
         elif j.excluded:
             out.append((j.entry, j.why))

@@ -431,9 +431,92 @@ def _sender(fd: int) -> Generator[None, tuple[bytes, bytes], None]:
         kill(pid, stop)
 
 
+# --- running a driver -------------------------------------------------------------------------
+
+# Of the case's CPU budget, the share a driver may spend before it is stopped so that what it called until then is
+# handed back (past the budget the harness kills the process, and nothing comes back).
+DRIVER_SHARE = 0.75
+
+
+class _DriverCut(BaseException):
+    """Raised by our timer in a driver that ran past its share of the budget; not an Exception, so few catch it."""
+
+
+def _prepare_driver(request: dict) -> None:
+    """The interpreter as the repository's own tools would have it: its root and the driver's folder on `sys.path`
+    (as `python -m pytest` or `python examples/x.py` from the root puts them), its environment after the runner's
+    packages, stand-ins for what is missing, `sys.argv` the driver's own."""
+    root = request["snapshot"]
+    here = os.path.dirname(os.path.join(root, request["driver"]["path"]))
+    for directory in reversed(list(dict.fromkeys([here, root]))):
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+    if request.get("environment") and request["environment"] not in sys.path:
+        sys.path.append(request["environment"])
+    from paperproof.fixtures import stubs
+
+    stubs.install(request.get("stubs", []))
+    from paperproof.runner import cuda_on_cpu, legacy_numpy
+
+    cuda_on_cpu.install()
+    legacy_numpy.install()
+    sys.argv = [os.path.join(root, request["driver"]["path"])]
+
+
+def _run_driver(request: dict, cpu_seconds: float) -> dict:
+    """Run the driver under the tracer (`runner.tracer`) until it ends or spends its share of the budget; how it
+    ended and every call it made into the repository's code."""
+    import json
+    import time
+
+    from paperproof.runner.tracer import Tracer
+
+    driver, root = request["driver"], request["snapshot"]
+    path = os.path.join(root, driver["path"])
+    cut = []
+
+    def stop(*_):
+        cut.append(True)
+        raise _DriverCut(f"stopped after {cpu_seconds * DRIVER_SHARE:.0f} s of CPU time")
+
+    ended, error = "returned", None
+    start = time.process_time()
+    previous = signal.signal(signal.SIGPROF, stop)
+    signal.setitimer(signal.ITIMER_PROF, cpu_seconds * DRIVER_SHARE)
+    tracer = Tracer(root)
+    try:
+        with tracer:
+            if driver["kind"] == "test":
+                import pytest
+
+                code = pytest.main([os.path.join(root, driver["target"]), "-q", "-x", "--no-header", "-p",
+                                    "no:cacheprovider", "-o", "addopts=", "--rootdir", root, "-W", "ignore"])
+                ended = "passed" if int(code) == 0 else f"pytest exit {int(code)}"
+            elif driver.get("code") is not None:  # a notebook's cells, a README block
+                exec(compile(driver["code"], path, "exec", dont_inherit=True), {"__name__": "__main__"})  # noqa: S102
+            else:
+                import runpy
+
+                runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        ended = "returned" if exc.code in (None, 0) else f"exited {str(exc.code)[:80]}"
+    except BaseException as exc:  # noqa: BLE001 - the driver's own failure is what the record says
+        ended, error = "raised", f"{type(exc).__name__}: {str(exc)[:300]}"
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+    if cut:
+        ended, error = "cut", f"stopped after {cpu_seconds * DRIVER_SHARE:.0f} s of CPU time, its share of the budget"
+    report = {"ended": ended, "error": error, "cpu_seconds": round(time.process_time() - start, 3), **tracer.report()}
+    return {"trace": json.dumps(report, default=str)}
+
+
 def run(request: dict, plan: dict, fd: int) -> None:
     """Define the entry, make the plan's calls (one, or two for a repeated case), hand back each
-    result on `fd`. Never returns: the harness ends this process."""
+    result on `fd`; or, for a driver, run it and hand back what it called. Never returns: the harness ends this
+    process."""
+    if plan["how"] == "driver":
+        _drive(request, plan, fd)
     entry_file = os.path.join(request["snapshot"], request["path"])
     exit_now, _base = os._exit, BaseException
     from paperproof.runner.protocols import drive  # the training-run driver, bound before sample code runs
@@ -468,4 +551,18 @@ def run(request: dict, plan: dict, fd: int) -> None:
             message = (b"E", pack(describe((error, binding)))[1])
         value = error = None
         send(message)
+    exit_now(0)
+
+
+def _drive(request: dict, plan: dict, fd: int) -> None:
+    """A driver's run: one hand-back saying it was set up, then one carrying its trace as text (JSON the harness
+    parses and bounds). Never returns."""
+    packer = _packer(int(plan["cap"]))
+    next(packer)
+    sender = _sender(fd)
+    next(sender)
+    send, pack, exit_now = sender.send, packer.send, os._exit
+    _prepare_driver(request)
+    send((b"L", pack(f"ran the repository's {request['driver']['kind']} {request['driver']['target']}"[:400])[1]))
+    send(pack(_run_driver(request, float(plan["cpu_seconds"]))["trace"]))
     exit_now(0)

@@ -318,6 +318,14 @@ class Executor:
             self.cache.put(key, result)  # unless it is not the sample's result (`NOT_FINAL`)
         return result
 
+    def answer(self, payload: dict) -> dict:
+        """A zygote's answer to a request that is not an entry's run (a driver's, `runner.observe`): never cached."""
+        zygote = self._zygotes.get()
+        try:
+            return zygote.run(payload)
+        finally:
+            self._zygotes.put(zygote)
+
     def run(self, requests: Iterable[RunRequest]) -> Iterator[RunResult]:
         """Results in the order of `requests`, computed `workers` at a time."""
         with ThreadPoolExecutor(max_workers=self.workers) as pool:

@@ -332,6 +332,12 @@ class _Supervisor:
             record.update(outcome="blocked" if info["blocked"] else "raised", exception=info)
         elif first.kind == "U":
             record.update(outcome="unserialisable", exception=_exception("ValueTooLarge", str(first.body)))
+        elif self.request.get("driver"):
+            trace, why = self._trace(first.body)
+            if trace is None:
+                record.update(outcome="unserialisable", exception=_exception("Malformed", why))
+            else:
+                record.update(outcome="returned", trace=trace)
         else:
             value, problem = self._summary(first.body)
             if value is None:  # then `problem` says why
@@ -355,6 +361,19 @@ class _Supervisor:
         if size > self.limits.record_bytes:
             return None, f"its summary is {size} bytes, over the {self.limits.record_bytes}-byte cap on one report record"
         return encoded, None
+
+    def _trace(self, body) -> tuple[dict | None, str]:
+        """A driver's trace: one JSON object, within the cap on one report record. Its fields are checked by the
+        parent (`runner.observe`); here only that it is data and how large."""
+        if not isinstance(body, str):
+            return None, "its driver's trace is not text"
+        if len(body) > self.limits.record_bytes:
+            return None, f"its driver's trace is {len(body)} bytes, over the {self.limits.record_bytes}-byte cap"
+        try:
+            trace = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            return None, f"its driver's trace is not JSON: {str(exc)[:200]}"
+        return (trace, "") if isinstance(trace, dict) else (None, "its driver's trace is not an object")
 
     def _exception(self, body, where: str | None, attempts: list[str]) -> dict:
         fields = dict(body.values) if isinstance(body, wire.Mapping) else {}
@@ -434,6 +453,9 @@ def plan(request: dict, case: dict, cap: int) -> dict:
     """What one case process is given: its materialised inputs (twice, fresh, for a repeated case),
     how to call with them, and the cap on its value. Nothing of any other case."""
     device = request.get("device", "cpu")
+    if request.get("driver"):  # the repository's own test, example, script, notebook or README block (`runner.observe`)
+        return {"how": "driver", "calls": [None], "cap": cap, "positional": 0, "keywords": [],
+                "cpu_seconds": sandbox.Limits(**request.get("limits", {})).cpu_seconds}
     if case.get("protocol"):  # driven by a training run through the protocol it declares (`runner.protocols`)
         how = "protocol"
 

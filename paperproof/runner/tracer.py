@@ -88,6 +88,14 @@ class Tracer:
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type,unused-ignore]  # None unsets it, as for sys.setprofile
 
+    def report(self) -> dict:
+        """What was observed, as plain JSON data (the replayable objects stay in this process)."""
+        return {"dropped": self.dropped, "observed": [
+            {"key": seen.key, "count": seen.count,
+             "calls": [{"order": c.order, "caller": list(c.caller) if c.caller else None, "args": c.args,
+                        "result": c.result, "raised": c.raised} for c in seen.calls]}
+            for seen in self.observed.values()]}
+
     def _key(self, code: CodeType) -> str | None:
         key = self._codes.get(code, "")
         if key != "":

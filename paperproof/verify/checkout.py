@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from paperproof.catalogue import licence
 from paperproof.catalogue.budget import Budget, noted
 from paperproof.catalogue.extract import extract_repo
+from paperproof.catalogue.observed import DriverRun, observations
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.repos import find_readme, git_head, readme_text
@@ -31,6 +32,7 @@ class Verified(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     samples: list[Sample]
+    drivers: list[DriverRun] = []  # the repository's own drivers, run or not, and what each called
     ran: int
     from_cache: int
 
@@ -51,12 +53,15 @@ def verify_path(path: Path, entries: list[str] | None = None, everything: bool =
 
 def verify_checkout(path: Path, entries: list[str] | None = None, everything: bool = False,
                     workers: int | None = None, per_repo: int = DEFAULT_PER_REPO, limits: dict | None = None,
-                    environments: Path | None = None, planted: bool = True, cache: Path | None = None) -> Verified:
+                    environments: Path | None = None, planted: bool = True, cache: Path | None = None,
+                    observe: bool = True) -> Verified:
     """Samples for the most relevant entries of a checkout (or the named ones, or all);
     `limits` overrides sandbox limits (`runner.sandbox.Limits` fields); `environments` is where the
     checkout's missing imports are installed from wheels (None: nothing is installed); `cache` is where results
     are kept, by what decides them (`run_inputs`): each run under its `runs/` as a build keeps them, and the samples
-    of the whole verify under `verified/`; None: every run is made in the sandbox and nothing is kept."""
+    of the whole verify under `verified/`; None: every run is made in the sandbox and nothing is kept. `observe`:
+    run the checkout's own drivers first (`runner.observe`), so that what they call returning one value per sample
+    is selected, and each sample says which driver called it."""
     root = path.resolve()
     record = local_record(root)
     budget = Budget()  # the checkout's static analysis, as a build's: past it, what was read (and each sample says so)
@@ -72,30 +77,46 @@ def verify_checkout(path: Path, entries: list[str] | None = None, everything: bo
                               f"({len(known)} found)")
         found = [e for e in found if f"{e.path}::{e.qualname}" in wanted or e.qualname in wanted]
     readme = readme_text(record)
-    chosen = select(found, set(), readme, None if (everything or entries) else per_repo)
-    work = RepoWork(record, tuple(chosen), analysed=budget.spent)
+    limit = None if (everything or entries) else per_repo
     key, decided_by = "", ""
     if cache is not None:
         runner = run_inputs.runner_inputs()
-        env = environment.for_record(record, environments) if chosen else None  # installed once, reused by the stage
+        env = environment.for_record(record, environments) if found else None  # installed once, reused by the stage
         arguments = {"entries": sorted(entries or []), "everything": everything, "per_repo": per_repo,
-                     "limits": limits, "planted": planted, "environment": env.path if env else None,
-                     "notes": env.describe() if env else []}
+                     "limits": limits, "planted": planted, "observe": observe,
+                     "environment": env.path if env else None, "notes": env.describe() if env else []}
         key = run_inputs.verify_digest(root, runner, record.commit, arguments)
         kept = _kept(cache, key)
         if kept is not None:  # nothing that decides them changed: no sandbox, no judging
-            return Verified(samples=kept.samples, ran=0, from_cache=kept.ran + kept.from_cache)
+            return Verified(samples=kept.samples, drivers=kept.drivers, ran=0, from_cache=kept.ran + kept.from_cache)
         decided_by = run_inputs.run_digest(root, runner)
+    drivers = _observe(root, found, record, environments, limits) if observe and found and not entries else []
+    chosen = select(found, set(), readme, limit, observations(drivers))
+    work = RepoWork(record, tuple(chosen), analysed=budget.spent)
     # the stage imports torch and the metric core: seconds that a verify answered whole by its cache does without
     from paperproof.verify.stage import RunSettings, run_and_judge
 
     judged = run_and_judge({"local": work}, RunSettings(workers=workers, limits=limits, environments=environments,
                                                         planted=planted, cache=cache, decided_by=decided_by))
-    verified = Verified(samples=list(judged.repos["local"].samples), ran=judged.executed, from_cache=judged.cached)
+    verified = Verified(samples=list(judged.repos["local"].samples), drivers=drivers, ran=judged.executed,
+                        from_cache=judged.cached)
     # never one the machine's load cut short (`cut_by_load`, a runner error), nor one the checkout changed under
     if cache is not None and judged.final and run_inputs.verify_digest(root, runner, record.commit, arguments) == key:
         write_atomic(_kept_path(cache, key), verified.model_dump_json())
     return verified
+
+
+def _observe(root: Path, found: list, record: RepoRecord, environments: Path | None,
+             limits: dict | None) -> list[DriverRun]:
+    """The checkout's drivers run in the sandbox (one zygote; its environment and stand-ins as its entries get)."""
+    from paperproof.fixtures.stubs import missing_imports
+    from paperproof.runner.executor import Executor
+    from paperproof.runner.observe import observe
+
+    env = environment.for_record(record, environments)
+    path = env.path if env is not None else None
+    with Executor(workers=1) as executor:
+        return observe(root, found, executor, path, missing_imports(str(root), (path,) if path else ()), limits)
 
 
 def _kept_path(cache: Path, key: str) -> Path:

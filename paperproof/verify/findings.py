@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+from paperproof.catalogue.observed import DriverRun
 from paperproof.catalogue.sample import Sample
 
 Kind = Literal["violation", "departure", "blocked"]
@@ -77,3 +78,15 @@ def budget_hint(samples: list[Sample]) -> str | None:
 
 
 __all__ = ["Finding", "budget_hint", "findings", "summary"]
+
+
+def drivers_line(drivers: list[DriverRun], samples: list[Sample]) -> list[str]:
+    """What the checkout's own drivers did: how many ran, were cut or failed, and how many samples they showed
+    being called (the rest were called on inferred arguments). Nothing when it has no driver."""
+    if not drivers:
+        return []
+    counts = Counter(d.status for d in drivers)
+    made = ", ".join(f"{status} {counts[status]}" for status in ("ran", "failed", "cut", "not_run") if counts[status])
+    seen = sum(1 for s in samples if s.observed is not None)
+    return [f"drivers (the repository's tests, examples and scripts): {made}; {seen} of {len(samples)} sample(s) "
+            "observed being called by them, the rest on inferred arguments"]

@@ -8,6 +8,7 @@ from typing import Literal
 from paperproof.catalogue import licence
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import ArgumentEvidence, FixtureSet
+from paperproof.catalogue.observed import Observation
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import CaseSummary, Checked, Contract, Fidelity, Sample, SampleLink
@@ -145,7 +146,8 @@ def checked(verdict: Verdict, fidelity: list[Fidelity]) -> Checked | None:
 
 def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: FixtureSet,
                 result: RunResult | None, contract: Contract, verdict: Verdict, papers: list[str],
-                fidelity: list[Fidelity] | None = None, why_chosen: str = "") -> Sample:
+                fidelity: list[Fidelity] | None = None, why_chosen: str = "",
+                observed: Observation | None = None) -> Sample:
     spdx = record.licence or licence.NO_LICENCE
     shown = licence.inline_ok(spdx)
     return Sample(
@@ -188,6 +190,8 @@ def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: Fix
         papers=papers,
         fidelity=fidelity or [],
         notes=notes(entry, fixtures, result),
+        observed=observed and observed.model_copy(update={"url": record.file_url(observed.caller_path) + (
+            f"#L{observed.line}" if observed.line else "")} if observed.caller_path else {}),
     )
 
 

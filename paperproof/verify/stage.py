@@ -322,7 +322,8 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         basis = "behaviour" if known else job.chosen.link_basis
         why = "; ".join(filter(None, [job.chosen.why, known.line() if known else None]))
         sample = make_sample(job.chosen.entry, work.record, basis, job.fixtures, job.result,
-                             job.contract, job.judged, papers, job.findings, why_chosen=why)
+                             job.contract, job.judged, papers, job.findings, why_chosen=why,
+                             observed=job.chosen.observed)
         planted_set = planted_sets.get(id(job))
         if planted_set is not None:
             scored = planted_scores.score(job.chosen.entry, planted_set,

@@ -1,0 +1,148 @@
+"""What the repository's own drivers showed of its entries: the records of a driver's run in the sandbox
+(`runner.observe`), and the judgement of an observed call that selection ranks above names and bodies.
+
+A call is judged by its shapes alone, never by names: it returns one value per sample when its result is a
+vector whose length is the number of rows of an array it was given (or a samples × epochs matrix reduced from an
+epochs × samples × classes record), and it is not the same array handed back (an element-wise transform of one
+input keeps its shape and its dtype). A one-hot matrix of the labels or a batch of features is not one value per
+sample. That holds whatever data the driver made, planted or its own random arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from paperproof.catalogue.drivers import Driver
+
+MAX_CALLS = 16  # calls of one entry kept (the tracer's `MAX_KEPT`)
+MAX_ENTRIES = 512  # entries of one driver's trace kept (the tracer's `MAX_KEYS`)
+
+DriverStatus = Literal["ran", "failed", "cut", "not_run"]
+
+
+class ObservedCall(BaseModel):
+    """One call the tracer recorded: summaries of its arguments and result (`runner.tracer.summary`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    order: int
+    caller: tuple[str, int] | None = None  # the repository's frame that led to it: (file, line)
+    args: dict[str, dict] = Field(default_factory=dict)
+    result: dict | None = None
+    raised: bool = False
+
+
+class ObservedCode(BaseModel):
+    """A function, method or constructor of the repository, as one driver called it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str  # `path::qualname`
+    count: int
+    calls: list[ObservedCall] = Field(default_factory=list, max_length=MAX_CALLS)
+
+
+class DriverRun(BaseModel):
+    """One driver run in the sandbox: how it ended and what it called."""
+
+    model_config = ConfigDict(frozen=True)
+
+    driver: Driver
+    status: DriverStatus
+    ended: str  # "passed", "returned", "raised", "cut", "pytest exit 1", or why it did not run
+    error: str | None = None
+    cpu_seconds: float | None = None
+    observed: list[ObservedCode] = Field(default_factory=list, max_length=MAX_ENTRIES)
+
+
+class Observation(BaseModel):
+    """What a sample record says of the driver that showed its entry being called (`Sample.observed`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    driver: str  # the driver's target: `tests/test_x.py::test_y`, `examples/run.py`
+    kind: str
+    line: int | None  # the line of the driver's call (the first observed), in the repository's file `caller_path`
+    caller_path: str | None
+    calls: int
+    per_sample: bool
+    returns: str  # the first returned value's type and shape, e.g. `numpy.ndarray float64 [200]`
+    replaced: list[str] = Field(default_factory=list)  # what of the outside world the driver got a stand-in for
+    url: str | None = None  # the caller's line at the repository's pinned commit, where the record knows it
+
+
+def entry_key(code_key: str) -> str:
+    """The entry an observed code object belongs to: a method's or constructor's class, a function itself."""
+    path, _, qualname = code_key.partition("::")
+    return f"{path}::{qualname.split('.')[0]}"
+
+
+def _rows(summary: dict | None) -> list[int]:
+    if not summary:
+        return []
+    if isinstance(summary.get("shape"), list):
+        return [int(n) for n in summary["shape"]]
+    if summary.get("type") in ("list", "tuple") and isinstance(summary.get("len"), int):
+        return [summary["len"]]
+    return []
+
+
+def per_sample(call: ObservedCall, given: Sequence[dict] = ()) -> bool:
+    """Whether the call returned one value per sample of what it was given (see the module's docstring). `given`
+    adds what the same object was given by its other calls: a method that returns what `update` calls recorded
+    into the object's state has no argument of its own."""
+    out = _rows(call.result)
+    if call.raised or not out or len(out) > 2 or max(out) < 2:
+        return False
+    own = [s for s in call.args.values() if _rows(s)]
+    same = [s for s in own if _rows(s) == out and s.get("dtype") == (call.result or {}).get("dtype")]
+    if own and len(same) == len(own):
+        return False  # the input handed back, or transformed element by element
+    inputs = [_rows(s) for s in [*own, *given]]
+    if len(out) == 1:
+        return any(out[0] in shape[:2] for shape in inputs)
+    # samples × epochs (or epochs × samples): a record over epochs of something per sample and class, reduced
+    return any(len(shape) == 3 and out[0] in shape and out[1] in shape for shape in inputs)
+
+
+def describe(summary: dict | None) -> str:
+    if not summary:
+        return "nothing returned"
+    shape = summary.get("shape")
+    parts = [summary.get("type", "?"), summary.get("dtype") or "", f"{shape}" if shape is not None else
+             (f"of {summary['len']}" if "len" in summary else "")]
+    return " ".join(p for p in parts if p)
+
+
+def observations(runs: Iterable[DriverRun]) -> dict[str, Observation]:
+    """Per entry key, what the first driver (in the order run) that called it showed: a driver whose call returned
+    one value per sample wins over one whose calls did not. A class's constructor and methods count as the class's
+    calls, judged together."""
+    found: dict[str, Observation] = {}
+    for run in runs:
+        by_entry: dict[str, list[ObservedCode]] = {}
+        for code in run.observed:
+            if code.calls:
+                by_entry.setdefault(entry_key(code.key), []).append(code)
+        for key, codes in by_entry.items():
+            calls = sorted((c for code in codes for c in code.calls), key=lambda c: c.order)
+            given = [s for c in calls for s in c.args.values() if _rows(s)]
+            scoring = [c for c in calls if per_sample(c, given)]
+            first = (scoring or calls)[0]
+            seen = found.get(key)
+            if seen is not None and (seen.per_sample or not scoring):
+                continue
+            entry_first = calls[0]  # where the driver first called the entry: its constructor for a class
+            found[key] = Observation(
+                driver=run.driver.target, kind=run.driver.kind,
+                line=entry_first.caller[1] if entry_first.caller else None,
+                caller_path=entry_first.caller[0] if entry_first.caller else None,
+                calls=max(code.count for code in codes), per_sample=bool(scoring), returns=describe(first.result))
+    return found
+
+
+__all__ = ["DriverRun", "Observation", "ObservedCall", "ObservedCode", "describe", "entry_key", "observations",
+           "per_sample"]

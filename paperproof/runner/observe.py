@@ -1,0 +1,110 @@
+"""Running the repository's own drivers in the sandbox, cheapest first under one budget, and reading back what
+they called.
+
+`catalogue.drivers` finds the tests, examples, scripts, notebooks and README blocks that reach the repository's
+entries; each runs here as a sandbox run of its own (the same zygotes, namespaces, filter and limits as an entry's
+case), with the tracer (`runner.tracer`) recording every call into the repository's code. A driver is stopped at
+`child.DRIVER_SHARE` of its case budget so what it called until then still comes back. One budget covers all of a
+repository's drivers: at most `MAX_RUNS` runs and `BUDGET_SECONDS` of CPU time; a driver that reaches only
+entries already settled (shown returning one value per sample, or called by two drivers) is not run. What comes back is parsed into validated records (`catalogue.observed`);
+anything malformed makes that driver `failed`, never a fact about an entry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from paperproof.catalogue.budget import Budget
+from paperproof.catalogue.drivers import Driver, find_drivers
+from paperproof.catalogue.entry import Entry
+from paperproof.catalogue.observed import DriverRun, DriverStatus, ObservedCode, entry_key, observations
+from paperproof.runner.executor import Executor
+from paperproof.runner.sandbox import Limits
+
+MAX_RUNS = 6  # drivers run for one repository
+BUDGET_SECONDS = 90.0  # CPU seconds all of a repository's drivers may spend together
+MAX_LISTED = 24  # drivers a repository's record lists (run or not)
+
+
+def payload(driver: Driver, snapshot: str, environment: str | None, stubs: Sequence[str],
+            limits: dict | None) -> dict:
+    """The request a zygote runs: the harness reads `driver` and runs one case process that runs it."""
+    return {"snapshot": snapshot, "driver": driver.model_dump(mode="json"), "path": driver.path,
+            "name": driver.target, "kind": "driver", "cases": [{"case_id": "driver", "args": []}],
+            "environment": environment, "stubs": list(stubs), "limits": limits or {}, "wants_device": False}
+
+
+def parse(driver: Driver, answer: dict, keys: set[str]) -> DriverRun:
+    """A zygote's answer as a driver's run: what the harness decided, the trace it bounded, validated here, kept for
+    the calls of `keys` (entry keys) only."""
+    if "runner_error" in answer:
+        return DriverRun(driver=driver, status="failed", ended=f"runner error: {str(answer['runner_error'])[:300]}")
+    case = None
+    for line in answer.get("report") or []:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("event") in ("case", "load_failed"):
+            case = event
+    if case is None:
+        return DriverRun(driver=driver, status="failed", ended="the sandbox reported no run of it")
+    if case.get("event") == "load_failed" or case.get("outcome") != "returned":
+        exception = case.get("exception") or {}
+        why = case.get("ended") or f"{exception.get('type', 'Exception')}: {exception.get('message', '')}"
+        cut: DriverStatus = "cut" if case.get("end") in ("killed", "timeout", "cut_by_load") else "failed"
+        return DriverRun(driver=driver, status=cut, ended=str(why)[:300])
+    trace = case.get("trace") or {}
+    try:
+        observed = [ObservedCode.model_validate(o) for o in trace.get("observed", [])
+                    if isinstance(o, dict) and entry_key(str(o.get("key", ""))) in keys]
+        ended = str(trace.get("ended", "returned"))[:120]
+        error = trace.get("error")
+        status: DriverStatus = "cut" if ended == "cut" else "ran" if ended in ("passed", "returned") else "failed"
+        return DriverRun(driver=driver, status=status, ended=ended, error=str(error)[:300] if error else None,
+                         cpu_seconds=float(trace["cpu_seconds"]) if "cpu_seconds" in trace else None,
+                         observed=observed)
+    except (ValidationError, ValueError, TypeError, AttributeError) as exc:
+        return DriverRun(driver=driver, status="failed", ended=f"its trace is malformed: {str(exc).splitlines()[0][:200]}")
+
+
+def observe(root: Path, entries: Sequence[Entry], executor: Executor, environment: str | None = None,
+            stubs: Sequence[str] = (), limits: dict | None = None, skipped: list[tuple[str, str]] | None = None,
+            budget: Budget | None = None) -> list[DriverRun]:
+    """The repository's drivers, run cheapest first until each entry they reach was observed or the budget is
+    spent; the drivers not run are listed too (up to `MAX_LISTED`), each with why."""
+    keys = {f"{e.path}::{e.qualname}" for e in entries}
+    drivers = find_drivers(root, entries, None, skipped, budget)
+    per_run = Limits(**(limits or {})).cpu_seconds
+    runs: list[DriverRun] = []
+    settled: set[str] = set()  # entries a driver showed returning one value per sample, or two drivers called
+    called: dict[str, int] = {}
+    spent, made = 0.0, 0
+    for driver in drivers:
+        if len(runs) >= MAX_LISTED:
+            break
+        if made >= MAX_RUNS or spent >= BUDGET_SECONDS:
+            runs.append(DriverRun(driver=driver, status="not_run", ended=f"past the repository's driver budget "
+                                  f"({MAX_RUNS} runs, {BUDGET_SECONDS:.0f} s of CPU time)"))
+            continue
+        if set(driver.reaches) <= settled:
+            runs.append(DriverRun(driver=driver, status="not_run",
+                                  ended="every entry it reaches was observed by the drivers run before it"))
+            continue
+        answer = executor.answer(payload(driver, str(root), environment, stubs, limits))
+        run = parse(driver, answer, keys)
+        made += 1
+        spent += run.cpu_seconds if run.cpu_seconds is not None else per_run
+        for key, seen in observations([run]).items():
+            called[key] = called.get(key, 0) + 1
+            if seen.per_sample or called[key] >= 2:
+                settled.add(key)
+        runs.append(run)
+    return runs
+
+
+__all__ = ["BUDGET_SECONDS", "MAX_RUNS", "observe", "parse", "payload"]

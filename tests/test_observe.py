@@ -1,0 +1,162 @@
+"""The repository's own drivers run in the sandbox: what they call is recorded, what returns one value per sample is
+selected, and each sample says which driver called it; a failing or endless driver blames itself, never an entry.
+
+The specimen is ours, in the style of a small label-noise library: a per-sample score whose name and body carry no
+hardness vocabulary, a helper that only transforms, a class that records per-sample state, their tests and an
+example script, one test that fails and one that never ends.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paperproof.catalogue.budget import Budget
+from paperproof.catalogue.extract import extract_repo
+from paperproof.catalogue.observed import observations
+from paperproof.runner.executor import Executor
+from paperproof.runner.observe import observe
+from paperproof.verify.checkout import verify_checkout
+
+SPECIMEN = {
+    "tidylabels/__init__.py": "",
+    "tidylabels/core.py": '''"""Small tools for tidy labels."""
+import numpy as np
+
+
+def normalise_rows(m):
+    """Rows that sum to one."""
+    m = np.asarray(m, dtype=float)
+    return m / m.sum(axis=1, keepdims=True)
+
+
+def self_agreement(p, y):
+    """How far each row's mass on its given label lies behind the largest other mass."""
+    p = normalise_rows(p)
+    idx = np.arange(len(y))
+    own = p[idx, y].copy()
+    p[idx, y] = -np.inf
+    return own - p.max(axis=1)
+
+
+def flip_rate(before, after):
+    """The share of labels that changed."""
+    return float(np.mean(np.asarray(before) != np.asarray(after)))
+
+
+class RunningTally:
+    """Keeps, per row, how often the argmax agreed with the given label."""
+
+    def __init__(self, n_rows):
+        self.hits = np.zeros(n_rows)
+        self.seen = 0
+
+    def add(self, p, y):
+        self.hits += np.asarray(p).argmax(axis=1) == np.asarray(y)
+        self.seen += 1
+
+    def result(self):
+        return self.hits / max(self.seen, 1)
+''',
+    "tests/test_core.py": '''import numpy as np
+
+from tidylabels.core import RunningTally, self_agreement
+
+
+def test_agreement_has_one_value_per_row():
+    rng = np.random.default_rng(0)
+    p = rng.random((40, 3))
+    y = rng.integers(0, 3, 40)
+    assert self_agreement(p, y).shape == (40,)
+
+
+def test_tally_over_rounds():
+    rng = np.random.default_rng(1)
+    tally = RunningTally(25)
+    for _ in range(4):
+        tally.add(rng.random((25, 5)), rng.integers(0, 5, 25))
+    assert tally.result().shape == (25,)
+''',
+    "tests/test_broken.py": '''from tidylabels.core import flip_rate
+
+
+def test_half_flipped():
+    assert flip_rate([0, 1, 1, 0], [0, 1, 0, 0]) == 0.5
+''',
+    "tests/test_forever.py": '''import numpy as np
+
+from tidylabels.core import self_agreement
+
+
+def test_until_it_settles():
+    while True:
+        self_agreement(np.ones((4, 2)), np.zeros(4, dtype=int))
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def specimen(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("observe") / "tidylabels"
+    for name, text in SPECIMEN.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.fixture(scope="module")
+def runs(specimen):
+    entries = extract_repo(specimen, "tidylabels", Budget()).entries
+    with Executor(workers=1) as executor:
+        return observe(specimen, entries, executor, limits={"cpu_seconds": 8})
+
+
+def test_each_driver_runs_in_the_sandbox_and_says_how_it_ended(runs):
+    by_target = {r.driver.target: r for r in runs}
+    assert by_target["tests/test_core.py::test_tally_over_rounds"].status == "ran"
+    assert by_target["tests/test_core.py::test_tally_over_rounds"].ended == "passed"
+    broken = by_target["tests/test_broken.py::test_half_flipped"]
+    assert broken.status == "failed" and broken.ended == "pytest exit 1"
+    assert [o.key for o in broken.observed] == ["tidylabels/core.py::flip_rate"]  # it called it, then failed
+    forever = by_target["tests/test_forever.py::test_until_it_settles"]
+    assert forever.status == "cut" and forever.cpu_seconds is not None and forever.cpu_seconds < 8
+    assert any(o.key == "tidylabels/core.py::self_agreement" and o.count > 100 for o in forever.observed)
+    assert len(runs) == 4 and all(r.status != "not_run" for r in runs)
+
+
+def test_what_returns_one_value_per_row_is_a_score_and_a_transform_is_not(runs):
+    seen = observations(runs)
+    assert seen["tidylabels/core.py::self_agreement"].per_sample
+    assert seen["tidylabels/core.py::RunningTally"].per_sample  # `result()` returns what `add` recorded
+    assert seen["tidylabels/core.py::RunningTally"].returns == "numpy.ndarray float64 [25]"
+    assert not seen["tidylabels/core.py::normalise_rows"].per_sample
+    assert not seen["tidylabels/core.py::flip_rate"].per_sample and seen["tidylabels/core.py::flip_rate"].returns == "float"
+
+
+def test_verify_selects_the_observed_scores_and_each_sample_names_its_driver(specimen, tmp_path):
+    verified = verify_checkout(specimen, workers=1, planted=False, limits={"cpu_seconds": 8})
+    chosen = {s.qualname: s for s in verified.samples}
+    assert set(chosen) == {"self_agreement", "RunningTally"}  # helpers a driver saw transform or average: left out
+    for sample in chosen.values():
+        # `behaviour` where what it returned was then recognised as a metric of the reference core
+        assert sample.link_basis in ("observed", "behaviour") and sample.why_chosen.startswith("observed: the repository's test")
+        assert sample.observed is not None and sample.observed.caller_path.startswith("tests/test_")
+        assert sample.observed.url == f"{specimen.as_uri()}/tests/test_core.py#L{sample.observed.line}"
+    assert chosen["RunningTally"].observed.calls == 4
+    assert {d.status for d in verified.drivers} >= {"ran", "failed", "cut"}
+
+
+def test_the_command_says_what_its_drivers_did(specimen, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "paperproof", "verify", str(specimen), "--no-install", "--no-cache",
+                           "--json", "--limit", "cpu_seconds=8"], capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path)
+    assert "drivers (the repository's tests, examples and scripts): ran 2, failed 1, cut 1; 2 of 2 " \
+           "sample(s) observed being called by them" in done.stderr, done.stderr
+    records = json.loads(done.stdout)
+    assert {r["qualname"]: r["observed"]["driver"] for r in records} == {
+        "self_agreement": "tests/test_forever.py::test_until_it_settles",
+        "RunningTally": "tests/test_core.py::test_tally_over_rounds"}
