@@ -196,9 +196,10 @@ def test_verify_finishes_with_a_record_for_every_entry(hostile: dict) -> None:
     done = hostile["done"]
     # exit 1: the corpus holds attempts the sandbox blocked and contracts broken, and verify says so for CI
     assert done.returncode == 1, done.stderr[-3000:]
-    blocked = sorted(f"{r['path']}::{r['entry']}" for r in hostile["records"]
+    blocked = sorted(f"  {r['path']}:{r['lineno']} {r['entry']}: blocked by the sandbox: " for r in hostile["records"]
                      if any(c["outcome"] == "blocked" for c in r["cases"]))
-    assert blocked and f"blocked: {len(blocked)}\n" + "".join(f"  {b}\n" for b in blocked) in done.stderr
+    assert blocked and f", blocked {len(blocked)})\n" in done.stderr  # the summary's count of findings by kind
+    assert all(done.stderr.count(b) == 1 for b in blocked)  # each once, at its file and line
     modules = {p.stem for p in HOSTILE.glob("*.py") if not p.name.startswith("_")}
     assert {r["path"].removesuffix(".py") for r in hostile["records"]} == modules
     assert set(EXPECTED) == modules, "every module of the corpus has an expectation"
