@@ -145,7 +145,11 @@ def test_verify_selects_the_observed_scores_and_each_sample_names_its_driver(spe
         # `behaviour` where what it returned was then recognised as a metric of the reference core
         assert sample.link_basis in ("observed", "behaviour") and sample.why_chosen.startswith("observed: the repository's test")
         assert sample.observed is not None and sample.observed.caller_path.startswith("tests/test_")
-        assert sample.observed.url == f"{specimen.as_uri()}/tests/test_core.py#L{sample.observed.line}"
+        assert sample.observed.url == f"{specimen.as_uri()}/{sample.observed.caller_path}#L{sample.observed.line}"
+    agreement = chosen["self_agreement"]  # its arguments: the roles the driver's call showed, the planted values
+    assert {(a.param, a.source) for a in agreement.arguments} == {("p", "observed"), ("y", "observed")}
+    assert "passed numpy.ndarray int64 [4] in [0, 0]: the labels" in next(a.why for a in agreement.arguments if a.param == "y")
+    assert agreement.status == "ran"
     assert chosen["RunningTally"].observed.calls == 4
     assert {d.status for d in verified.drivers} >= {"ran", "failed", "cut"}
 

@@ -65,7 +65,7 @@ class FixtureCase(BaseModel):
     protocol: dict[str, Any] | None = None
 
 
-EvidenceSource = Literal["call_site", "use", "docstring", "annotation", "name", "feedback"]
+EvidenceSource = Literal["observed", "call_site", "use", "docstring", "annotation", "name", "feedback"]
 
 
 class ArgumentEvidence(BaseModel):

@@ -72,6 +72,10 @@ class Observation(BaseModel):
     returns: str  # the first returned value's type and shape, e.g. `numpy.ndarray float64 [200]`
     replaced: list[str] = Field(default_factory=list)  # what of the outside world the driver got a stand-in for
     url: str | None = None  # the caller's line at the repository's pinned commit, where the record knows it
+    # What arguments fixtures are drafted from (`fixtures.observed_args`), not published: the rows of the data the
+    # call returned one value per, and each parameter's summary (a class's constructor's and methods' together).
+    n: int | None = Field(default=None, exclude=True)
+    args: dict[str, dict] = Field(default_factory=dict, exclude=True)
 
 
 def entry_key(code_key: str) -> str:
@@ -108,6 +112,16 @@ def per_sample(call: ObservedCall, given: Sequence[dict] = ()) -> bool:
     return any(len(shape) == 3 and out[0] in shape and out[1] in shape for shape in inputs)
 
 
+def _samples(call: ObservedCall, given: Sequence[dict]) -> int:
+    """How many samples a per-sample call's result is about: a vector's length; of a samples × epochs matrix, the
+    dimension that is the samples' axis of an epochs × samples × classes input."""
+    out = _rows(call.result)
+    if len(out) == 1:
+        return out[0]
+    inputs = [_rows(s) for s in [*call.args.values(), *given]]
+    return next((shape[1] for shape in inputs if len(shape) == 3 and shape[1] in out), out[0])
+
+
 def describe(summary: dict | None) -> str:
     if not summary:
         return "nothing returned"
@@ -136,11 +150,16 @@ def observations(runs: Iterable[DriverRun]) -> dict[str, Observation]:
             if seen is not None and (seen.per_sample or not scoring):
                 continue
             entry_first = calls[0]  # where the driver first called the entry: its constructor for a class
+            args = dict(first.args)  # the call that showed a score; a class's constructor's and methods' beside it
+            for code in codes:
+                for name, summary in code.calls[0].args.items():
+                    args.setdefault(name, summary)
             found[key] = Observation(
                 driver=run.driver.target, kind=run.driver.kind,
                 line=entry_first.caller[1] if entry_first.caller else None,
                 caller_path=entry_first.caller[0] if entry_first.caller else None,
-                calls=max(code.count for code in codes), per_sample=bool(scoring), returns=describe(first.result))
+                calls=max(code.count for code in codes), per_sample=bool(scoring), returns=describe(first.result),
+                n=_samples(first, given) if scoring else None, args=args)
     return found
 
 

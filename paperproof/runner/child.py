@@ -438,6 +438,10 @@ def _sender(fd: int) -> Generator[None, tuple[bytes, bytes], None]:
 DRIVER_SHARE = 0.75
 
 
+DRIVER_ENVIRONMENT = {"WANDB_MODE": "disabled", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                      "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"}
+
+
 class _DriverCut(BaseException):
     """Raised by our timer in a driver that ran past its share of the budget; not an Exception, so few catch it."""
 
@@ -461,6 +465,10 @@ def _prepare_driver(request: dict) -> None:
     cuda_on_cpu.install()
     legacy_numpy.install()
     sys.argv = [os.path.join(root, request["driver"]["path"])]
+    # The sandbox has no network: experiment trackers log nothing and model hubs answer from their (empty) cache at
+    # once, instead of a driver failing on a login or waiting on a connection it cannot open.
+    for name, value in DRIVER_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
 
 
 def _run_driver(request: dict, cpu_seconds: float) -> dict:

@@ -275,7 +275,7 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         for chosen in work.selected:
             called = sites.get(f"{chosen.entry.path}::{chosen.entry.qualname}", [])
             try:
-                fixtures = synthesize(chosen.entry, _snapshot(work), paths, called)
+                fixtures = synthesize(chosen.entry, _snapshot(work), paths, called, chosen.observed)
                 driven = bool(fixtures.cases) and fixtures.cases[0].protocol is not None
                 jobs.append(_Job(key, chosen, fixtures, contracts.draft(chosen.entry),
                                  optional=optional_arguments(chosen.entry, called, driven)))
