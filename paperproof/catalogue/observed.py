@@ -55,6 +55,7 @@ class DriverRun(BaseModel):
     ended: str  # "passed", "returned", "raised", "cut", "pytest exit 1", or why it did not run
     error: str | None = None
     cpu_seconds: float | None = None
+    replaced: list[str] = Field(default_factory=list, max_length=32)  # sources given planted stand-ins
     observed: list[ObservedCode] = Field(default_factory=list, max_length=MAX_ENTRIES)
 
 
@@ -159,7 +160,7 @@ def observations(runs: Iterable[DriverRun]) -> dict[str, Observation]:
                 line=entry_first.caller[1] if entry_first.caller else None,
                 caller_path=entry_first.caller[0] if entry_first.caller else None,
                 calls=max(code.count for code in codes), per_sample=bool(scoring), returns=describe(first.result),
-                n=_samples(first, given) if scoring else None, args=args)
+                n=_samples(first, given) if scoring else None, args=args, replaced=list(run.replaced))
     return found
 
 

@@ -460,8 +460,10 @@ def _prepare_driver(request: dict) -> None:
     from paperproof.fixtures import stubs
 
     stubs.install(request.get("stubs", []))
+    from paperproof.fixtures import standins
     from paperproof.runner import cuda_on_cpu, legacy_numpy
 
+    standins.install()  # planted datasets in place of downloads the sandbox cannot make
     cuda_on_cpu.install()
     legacy_numpy.install()
     sys.argv = [os.path.join(root, request["driver"]["path"])]
@@ -515,7 +517,10 @@ def _run_driver(request: dict, cpu_seconds: float) -> dict:
         signal.signal(signal.SIGPROF, previous)
     if cut:
         ended, error = "cut", f"stopped after {cpu_seconds * DRIVER_SHARE:.0f} s of CPU time, its share of the budget"
-    report = {"ended": ended, "error": error, "cpu_seconds": round(time.process_time() - start, 3), **tracer.report()}
+    from paperproof.fixtures.standins import used
+
+    report = {"ended": ended, "error": error, "cpu_seconds": round(time.process_time() - start, 3),
+              "replaced": sorted(set(used)), **tracer.report()}
     return {"trace": json.dumps(report, default=str)}
 
 
