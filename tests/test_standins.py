@@ -3,7 +3,11 @@ runs on it in the sandbox, and its record says what was replaced."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -75,3 +79,72 @@ def test_a_script_that_downloads_mnist_runs_on_the_planted_stand_in(tmp_path):
     seen = observations([run])["scoring.py::margins"]
     assert seen.per_sample and seen.returns == "numpy.ndarray float32 [64]"
     assert seen.replaced == ["torchvision.datasets.MNIST"]
+
+
+SHORTEN = textwrap.dedent("""
+    import argparse, json
+    from paperproof.fixtures import standins
+    standins.shorten_loops()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=200)
+    parser.add_argument("--num_train_epochs", type=float, default=2.0)
+    parser.add_argument("--lr", type=float, default=100.0)
+    group = parser.add_argument_group("training")
+    group.add_argument("-e", "--max-epochs", dest="max_epochs", type=int, default=50)
+    print(json.dumps([vars(parser.parse_args([])), vars(parser.parse_args(["--epochs", "9"])), standins.used]))
+""")
+
+
+def test_an_epochs_option_defaults_to_a_few_epochs_and_the_record_says_so():
+    done = subprocess.run([sys.executable, "-c", SHORTEN], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    defaults, given, used = json.loads(done.stdout)
+    assert defaults == {"epochs": 3, "num_train_epochs": 2.0, "lr": 100.0, "max_epochs": 3}
+    assert given["epochs"] == 9  # what the command line gives is kept
+    assert used == ["the default of --epochs lowered from 200 to 3", "the default of --max-epochs lowered from 50 to 3"]
+
+
+LONG_SCRIPT = {
+    "dyn.py": '''import numpy as np
+
+
+def epoch_losses(logits, labels):
+    z = logits - logits.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -logp[np.arange(len(labels)), labels]
+''',
+    "train.py": '''import argparse
+
+import numpy as np
+
+from dyn import epoch_losses
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=100000)
+args = parser.parse_args()
+rng = np.random.default_rng(0)
+labels = rng.integers(0, 4, 300)
+history = []
+for epoch in range(args.epochs):
+    logits = rng.normal(size=(300, 4)) + 0.01 * epoch
+    for _ in range(200):  # an epoch's work
+        logits = logits * 0.999
+    history.append(epoch_losses(logits, labels))
+print(np.mean(history, axis=0)[:5])
+''',
+}
+
+
+def test_a_script_that_trains_for_ever_is_run_for_three_epochs(tmp_path):
+    root = tmp_path / "longtrain"
+    for name, text in LONG_SCRIPT.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    entries = extract_repo(root, "longtrain", Budget()).entries
+    with Executor(workers=1) as executor:
+        (run,) = observe(root, entries, executor)
+    assert run.status == "ran", (run.ended, run.error)
+    assert run.replaced == ["the default of --epochs lowered from 100000 to 3"]
+    (code,) = run.observed
+    assert code.key == "dyn.py::epoch_losses" and code.count == 3
+    assert observations([run])["dyn.py::epoch_losses"].per_sample
