@@ -55,3 +55,24 @@ def test_without_torch_loaded_nothing_is_installed() -> None:
 ])
 def test_what_counts_as_asking_for_a_gpu(source: str, asks: bool) -> None:
     assert cuda_on_cpu.mentions_cuda(source) is asks
+
+
+LOADING = textwrap.dedent("""
+    import torch
+    from paperproof.runner import cuda_on_cpu
+
+    asked = []
+    torch.load = lambda *args, **kwargs: asked.append(kwargs.get("map_location")) or "state"  # stands for torch's
+    assert cuda_on_cpu.install()
+    assert torch.load("detector.pth.tar") == "state"  # saved on a GPU: read onto the CPU
+    torch.load("detector.pth.tar", map_location="cuda:0")  # the code's own choice is left as it is
+    torch.load("detector.pth.tar", "cuda:0")
+    print(asked)
+""")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="with a GPU, checkpoints load where they were saved")
+def test_a_checkpoint_saved_on_a_gpu_is_loaded_onto_the_cpu() -> None:
+    done = subprocess.run([sys.executable, "-c", LOADING], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[device(type='cpu'), 'cuda:0', None]"

@@ -5,7 +5,8 @@ machine without a GPU it raises before computing anything, and nothing is learnt
 tensor between devices does not change its values, so where CUDA is unavailable the sandbox child
 wraps torch's moves so that they stay on the CPU: `Tensor.cuda()` is the tensor,
 a CUDA device handed to `.to()` or to a factory (`device="cuda:0"`, `torch.device("cuda")`, a device
-index) is the CPU, and `torch.cuda.synchronize` / `set_device` do nothing. Code that asks
+index) is the CPU, a checkpoint saved on a GPU is loaded onto the CPU (`torch.load` without a `map_location`), and
+`torch.cuda.synchronize` / `set_device` do nothing. Code that asks
 `torch.cuda.is_available()` still hears False and takes its own CPU path. Imported by the child only.
 """
 
@@ -61,6 +62,15 @@ def install() -> bool:
             return factory(*args, **kwargs)
         return on_cpu
 
+    load = torch.load
+
+    @functools.wraps(load)
+    def load_on_cpu(*args, **kwargs):
+        if kwargs.get("map_location") is None and len(args) < 2:  # a checkpoint saved on a GPU, read on the CPU
+            kwargs["map_location"] = cpu
+        return load(*args, **kwargs)
+
+    torch.load = load_on_cpu
     torch.Tensor.to = to  # `Module.to` and `Module.cuda` move each tensor through these two
     torch.Tensor.cuda = lambda self, *args, **kwargs: self
     for name in FACTORIES:
