@@ -18,6 +18,7 @@ from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.repos import RepoSource
 from paperproof.catalogue.sample import Sample
 from paperproof.catalogue.shipped import ShippedRepo, ShippedResults, code_fingerprint, record_key
+from paperproof.verify.samples import link_behaviours
 
 STALE_MARK = "Stale: "
 REGENERATE = "paperproof harvest --from-checkouts DIR --results-only"
@@ -77,7 +78,17 @@ def attach(repos: dict[str, RepoWork], results: ShippedResults) -> dict[str, Rep
         if found is None:
             continue
         out[key] = work.but(samples=tuple(_marked(s, work.record.stale) for s in found.samples))
-    return out
+    return _relinked(out)
+
+
+def _relinked(repos: dict[str, RepoWork]) -> dict[str, RepoWork]:
+    """"Behaves like" links made again over every sample of this build, run or shipped: a shipped record links the
+    samples of the run that made it, some of which this build may not show."""
+    keys = sorted(repos)
+    fresh = [s.model_copy(update={"behaves_like": []}) for key in keys for s in repos[key].samples]
+    linked = iter(link_behaviours(fresh))
+    done = {key: repos[key].but(samples=tuple(next(linked) for _ in repos[key].samples)) for key in keys}
+    return {key: done[key] for key in repos}
 
 
 def summary_lines(repos: dict[str, RepoWork], results: ShippedResults) -> list[str]:

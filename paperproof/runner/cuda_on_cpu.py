@@ -70,7 +70,7 @@ def install() -> bool:
             kwargs["map_location"] = cpu
         return load(*args, **kwargs)
 
-    torch.load = load_on_cpu
+    setattr(torch, "load", load_on_cpu)  # noqa: B010 - a module found in sys.modules, typed as any module
     torch.Tensor.to = to  # `Module.to` and `Module.cuda` move each tensor through these two
     torch.Tensor.cuda = lambda self, *args, **kwargs: self
     for name in FACTORIES:
