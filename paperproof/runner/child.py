@@ -80,10 +80,11 @@ def _define(request: dict) -> tuple[object, str]:
     from paperproof.fixtures import stubs
 
     stubs.install(request.get("stubs", []))  # modules the runner lacks get stand-ins (fixtures.stubs)
-    from paperproof.runner import cuda_on_cpu, legacy_numpy
+    from paperproof.runner import cuda_on_cpu, legacy_numpy, legacy_torch
 
     cuda_on_cpu.install()  # without a GPU, code that moves tensors to CUDA keeps them on the CPU
     legacy_numpy.install()  # `np.Inf`, `np.float`: names NumPy removed, with their old meanings
+    legacy_torch.install()  # `torch.load` of a pickled checkpoint, as before PyTorch 2.6
     sys.argv = [filename]  # a top-level argparse reads its defaults, not the runner's arguments
     clash = sys.modules.get(name.split(".")[0])
     if request.get("closure_only"):  # an earlier case of this run found its top level cannot run
@@ -461,11 +462,12 @@ def _prepare_driver(request: dict) -> None:
 
     stubs.install(request.get("stubs", []))
     from paperproof.fixtures import standins
-    from paperproof.runner import cuda_on_cpu, legacy_numpy
+    from paperproof.runner import cuda_on_cpu, legacy_numpy, legacy_torch
 
     standins.install()  # planted datasets in place of downloads the sandbox cannot make
     cuda_on_cpu.install()
     legacy_numpy.install()
+    legacy_torch.install()
     sys.argv = [os.path.join(root, request["driver"]["path"])]
     # The sandbox has no network: experiment trackers log nothing and model hubs answer from their (empty) cache at
     # once, instead of a driver failing on a login or waiting on a connection it cannot open.
