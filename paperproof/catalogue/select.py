@@ -233,19 +233,14 @@ def _observed_why(o: Observation) -> str:
            f"sample ({o.returns})"
 
 
-def left_out(entries: list[Entry], selected: list[Selected], limit: int | None = DEFAULT_PER_REPO,
-             observed: Mapping[str, Observation] | None = None) -> list[tuple[Entry, str]]:
+def left_out(entries: list[Entry], selected: list[Selected], limit: int | None = DEFAULT_PER_REPO) -> list[tuple[Entry, str]]:
     """The entries not selected, each with the reason, in file order (for the repository page)."""
     taken = {id(s.entry) for s in selected}
     out = []
     for j in judge(entries):
         if id(j.entry) in taken:
             continue
-        o = (observed or {}).get(f"{j.entry.path}::{j.entry.qualname}")
-        if o is not None and not o.per_sample:
-            out.append((j.entry, f"left out: the repository's {o.kind} `{o.driver}` called it and it returned no "
-                                 f"value per sample ({o.returns})"))
-        elif j.hardness:
+        if j.hardness:
             out.append((j.entry, f"{j.why}; left out: over the cap of {HARDNESS_CAP} hardness entries"))
         elif j.excluded:
             out.append((j.entry, j.why))

@@ -56,6 +56,22 @@ class _LoadTimedOut(BaseException):
     """Raised by our alarm when a module's top level runs past LOAD_SECONDS; not an Exception, so few catch it."""
 
 
+def _as_written_for(request: dict) -> None:
+    """The libraries as the repository's code was written for: its environment after the runner's own packages
+    (`runner.environment`), stand-ins for the modules the runner lacks (`fixtures.stubs`), and the shims that keep
+    a GPU's, an older NumPy's and an older PyTorch's code running here."""
+    if request.get("environment") and request["environment"] not in sys.path:
+        sys.path.append(request["environment"])
+    from paperproof.fixtures import stubs
+
+    stubs.install(request.get("stubs", []))
+    from paperproof.runner import cuda_on_cpu, legacy_numpy, legacy_torch
+
+    cuda_on_cpu.install()  # without a GPU, code that moves tensors to CUDA keeps them on the CPU
+    legacy_numpy.install()  # `np.Inf`, `np.float`: names NumPy removed, with their old meanings
+    legacy_torch.install()  # `torch.load` of a pickled checkpoint, as before PyTorch 2.6
+
+
 def _define(request: dict) -> tuple[object, str]:
     """The entry object, and how it was had: its module imported for real, as its repository imports it
     (its package root and the folders its scripts add on `sys.path`, `__main__` blocks left alone, so module
@@ -75,16 +91,7 @@ def _define(request: dict) -> tuple[object, str]:
         if directory in sys.path:
             sys.path.remove(directory)
         sys.path.insert(0, directory)
-    if request.get("environment") and request["environment"] not in sys.path:
-        sys.path.append(request["environment"])  # after the runner's own packages (runner.environment)
-    from paperproof.fixtures import stubs
-
-    stubs.install(request.get("stubs", []))  # modules the runner lacks get stand-ins (fixtures.stubs)
-    from paperproof.runner import cuda_on_cpu, legacy_numpy, legacy_torch
-
-    cuda_on_cpu.install()  # without a GPU, code that moves tensors to CUDA keeps them on the CPU
-    legacy_numpy.install()  # `np.Inf`, `np.float`: names NumPy removed, with their old meanings
-    legacy_torch.install()  # `torch.load` of a pickled checkpoint, as before PyTorch 2.6
+    _as_written_for(request)
     sys.argv = [filename]  # a top-level argparse reads its defaults, not the runner's arguments
     clash = sys.modules.get(name.split(".")[0])
     if request.get("closure_only"):  # an earlier case of this run found its top level cannot run
@@ -456,18 +463,10 @@ def _prepare_driver(request: dict) -> None:
     for directory in reversed(list(dict.fromkeys([here, root]))):
         if directory not in sys.path:
             sys.path.insert(0, directory)
-    if request.get("environment") and request["environment"] not in sys.path:
-        sys.path.append(request["environment"])
-    from paperproof.fixtures import stubs
-
-    stubs.install(request.get("stubs", []))
+    _as_written_for(request)
     from paperproof.fixtures import standins
-    from paperproof.runner import cuda_on_cpu, legacy_numpy, legacy_torch
 
-    standins.install()  # planted datasets in place of downloads the sandbox cannot make
-    cuda_on_cpu.install()
-    legacy_numpy.install()
-    legacy_torch.install()
+    standins.install()  # planted datasets in place of downloads the sandbox cannot make, loops shortened
     sys.argv = [os.path.join(root, request["driver"]["path"])]
     # The sandbox has no network: experiment trackers log nothing and model hubs answer from their (empty) cache at
     # once, instead of a driver failing on a login or waiting on a connection it cannot open.
@@ -475,9 +474,9 @@ def _prepare_driver(request: dict) -> None:
         os.environ.setdefault(name, value)
 
 
-def _run_driver(request: dict, cpu_seconds: float) -> dict:
+def _run_driver(request: dict, cpu_seconds: float) -> str:
     """Run the driver under the tracer (`runner.tracer`) until it ends or spends its share of the budget; how it
-    ended and every call it made into the repository's code."""
+    ended and every call it made into the repository's code, as JSON."""
     import json
     import time
 
@@ -485,16 +484,17 @@ def _run_driver(request: dict, cpu_seconds: float) -> dict:
 
     driver, root = request["driver"], request["snapshot"]
     path = os.path.join(root, driver["path"])
+    share = cpu_seconds * DRIVER_SHARE
     cut = []
 
     def stop(*_):
         cut.append(True)
-        raise _DriverCut(f"stopped after {cpu_seconds * DRIVER_SHARE:.0f} s of CPU time")
+        raise _DriverCut(f"stopped after {share:.0f} s of CPU time")
 
     ended, error = "returned", None
     start = time.process_time()
     previous = signal.signal(signal.SIGPROF, stop)
-    signal.setitimer(signal.ITIMER_PROF, cpu_seconds * DRIVER_SHARE)
+    signal.setitimer(signal.ITIMER_PROF, share)
     tracer = Tracer(root)
     try:
         with tracer:
@@ -518,12 +518,12 @@ def _run_driver(request: dict, cpu_seconds: float) -> dict:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
     if cut:
-        ended, error = "cut", f"stopped after {cpu_seconds * DRIVER_SHARE:.0f} s of CPU time, its share of the budget"
+        ended, error = "cut", f"stopped after {share:.0f} s of CPU time, its share of the budget"
     from paperproof.fixtures.standins import used
 
     report = {"ended": ended, "error": error, "cpu_seconds": round(time.process_time() - start, 3),
               "replaced": sorted(set(used)), **tracer.report()}
-    return {"trace": json.dumps(report, default=str)}
+    return json.dumps(report, default=str)
 
 
 def run(request: dict, plan: dict, fd: int) -> None:
@@ -579,5 +579,5 @@ def _drive(request: dict, plan: dict, fd: int) -> None:
     send, pack, exit_now = sender.send, packer.send, os._exit
     _prepare_driver(request)
     send((b"L", pack(f"ran the repository's {request['driver']['kind']} {request['driver']['target']}"[:400])[1]))
-    send(pack(_run_driver(request, float(plan["cpu_seconds"]))["trace"]))
+    send(pack(_run_driver(request, float(plan["cpu_seconds"]))))
     exit_now(0)

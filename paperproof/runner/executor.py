@@ -305,11 +305,7 @@ class Executor:
         cached = self.cache.get(key)
         if cached is not None:
             return cached
-        zygote = self._zygotes.get()
-        try:
-            answer = zygote.run(request.payload())
-        finally:
-            self._zygotes.put(zygote)
+        answer = self.answer(request.payload())
         with self._lock:
             self.executed += 1
             self.cache.misses += 1
@@ -319,7 +315,8 @@ class Executor:
         return result
 
     def answer(self, payload: dict) -> dict:
-        """A zygote's answer to a request that is not an entry's run (a driver's, `runner.observe`): never cached."""
+        """A zygote's answer to a request, uncached: an entry's run (`run_one` caches it) or a driver's
+        (`runner.observe`)."""
         zygote = self._zygotes.get()
         try:
             return zygote.run(payload)

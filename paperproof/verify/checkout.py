@@ -79,9 +79,9 @@ def verify_checkout(path: Path, entries: list[str] | None = None, everything: bo
     readme = readme_text(record)
     limit = None if (everything or entries) else per_repo
     key, decided_by = "", ""
+    env = environment.for_record(record, environments) if found else None  # installed once, reused by the stage
     if cache is not None:
         runner = run_inputs.runner_inputs()
-        env = environment.for_record(record, environments) if found else None  # installed once, reused by the stage
         arguments = {"entries": sorted(entries or []), "everything": everything, "per_repo": per_repo,
                      "limits": limits, "planted": planted, "observe": observe,
                      "environment": env.path if env else None, "notes": env.describe() if env else []}
@@ -90,7 +90,7 @@ def verify_checkout(path: Path, entries: list[str] | None = None, everything: bo
         if kept is not None:  # nothing that decides them changed: no sandbox, no judging
             return Verified(samples=kept.samples, drivers=kept.drivers, ran=0, from_cache=kept.ran + kept.from_cache)
         decided_by = run_inputs.run_digest(root, runner)
-    drivers = _observe(root, found, record, environments, limits) if observe and found and not entries else []
+    drivers = _observe(root, found, env, limits) if observe and found and not entries else []
     chosen = select(found, set(), readme, limit, observations(drivers))
     work = RepoWork(record, tuple(chosen), analysed=budget.spent)
     # the stage imports torch and the metric core: seconds that a verify answered whole by its cache does without
@@ -106,14 +106,12 @@ def verify_checkout(path: Path, entries: list[str] | None = None, everything: bo
     return verified
 
 
-def _observe(root: Path, found: list, record: RepoRecord, environments: Path | None,
-             limits: dict | None) -> list[DriverRun]:
+def _observe(root: Path, found: list, env: environment.Environment | None, limits: dict | None) -> list[DriverRun]:
     """The checkout's drivers run in the sandbox (one zygote; its environment and stand-ins as its entries get)."""
     from paperproof.fixtures.stubs import missing_imports
     from paperproof.runner.executor import Executor
     from paperproof.runner.observe import observe
 
-    env = environment.for_record(record, environments)
     path = env.path if env is not None else None
     with Executor(workers=1) as executor:
         return observe(root, found, executor, path, missing_imports(str(root), (path,) if path else ()), limits)

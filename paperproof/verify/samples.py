@@ -123,13 +123,24 @@ def notes(entry: Entry, fixtures: FixtureSet, result: RunResult | None = None) -
     return out
 
 
+def _line_url(record: RepoRecord, where: str, line: int | None) -> str:
+    """A line of the repository (a notebook cell or README block as `file#cell-3`: the file), at its pinned commit."""
+    path, _, cell = where.partition("#")
+    return record.file_url(path) + (f"#L{line}" if line and not cell else "")
+
+
 def _linked(record: RepoRecord, found: ArgumentEvidence) -> ArgumentEvidence:
     """A call site's line, linked at the repository's pinned commit."""
     if found.path is None:
         return found
-    path, _, cell = found.path.partition("#")
-    anchor = f"#L{found.line}" if found.line and not cell else ""
-    return found.model_copy(update={"url": record.file_url(path) + anchor})
+    return found.model_copy(update={"url": _line_url(record, found.path, found.line)})
+
+
+def _observed(record: RepoRecord, observed: Observation | None) -> Observation | None:
+    """The driver's call, its caller's line linked at the repository's pinned commit."""
+    if observed is None or observed.caller_path is None:
+        return observed
+    return observed.model_copy(update={"url": _line_url(record, observed.caller_path, observed.line)})
 
 
 def checked(verdict: Verdict, fidelity: list[Fidelity]) -> Checked | None:
@@ -190,8 +201,7 @@ def make_sample(entry: Entry, record: RepoRecord, link_basis: str, fixtures: Fix
         papers=papers,
         fidelity=fidelity or [],
         notes=notes(entry, fixtures, result),
-        observed=observed and observed.model_copy(update={"url": record.file_url(observed.caller_path) + (
-            f"#L{observed.line}" if observed.line else "")} if observed.caller_path else {}),
+        observed=_observed(record, observed),
     )
 
 
