@@ -78,6 +78,7 @@ READERS: dict[str, dict[str, str]] = {
                           "SiteReader._read": "a built site's files, served to MCP clients",
                           "SiteReader._arxiv_index": "a built site's files, served to MCP clients"},
     "verify/checkout.py": {"_kept": OURS},
+    "verify/observing.py": {"Observer._kept": OURS},
     "verify/run_inputs.py": {"package_code": PACKAGE_FILES},
 }
 # Receivers whose `.open(...)` is not a file of the disk being read (or is read by its own bounded parser).

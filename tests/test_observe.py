@@ -15,12 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from paperproof.build.pipeline import BuildConfig, build
 from paperproof.catalogue.budget import Budget
 from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.observed import observations
+from paperproof.catalogue.repo_url import safe_key
+from paperproof.catalogue.repos import LocalRepos
 from paperproof.runner.executor import Executor
 from paperproof.runner.observe import observe
 from paperproof.verify.checkout import verify_checkout
+from paperproof.verify.observing import Observer
+from tests.test_archive import LINK, PAPER, write_dump
 
 SPECIMEN = {
     "tidylabels/__init__.py": "",
@@ -164,3 +169,46 @@ def test_the_command_says_what_its_drivers_did(specimen, tmp_path):
     assert {r["qualname"]: r["observed"]["driver"] for r in records} == {
         "self_agreement": "tests/test_forever.py::test_until_it_settles",
         "RunningTally": "tests/test_core.py::test_tally_over_rounds"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """A site built from an archive linking the specimen: its drivers run in the build, as verify runs them."""
+    root = tmp_path_factory.mktemp("observed-site")
+    for name, text in SPECIMEN.items():
+        (root / "repos" / "lab+tidylabels" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "repos" / "lab+tidylabels" / name).write_text(text)
+    write_dump(root / "archive", "papers-with-abstracts", [PAPER])
+    write_dump(root / "archive", "links-between-papers-and-code",
+               [{**LINK, "repo_url": "https://github.com/lab/tidylabels"}])
+    build(BuildConfig(archive=str(root / "archive"), repos=root / "repos", out=root / "site", cache=root / "cache",
+                      workers=1, jobs=1, limits={"cpu_seconds": 8}))
+    return root
+
+
+def test_a_build_runs_the_drivers_and_the_repository_page_lists_them(built):
+    twin = json.loads((built / "site" / "repo" / "lab+tidylabels.json").read_text())
+    drivers = {d["target"]: d for d in twin["drivers"]}
+    assert {d["status"] for d in twin["drivers"]} == {"ran", "failed", "cut"}
+    tally = drivers["tests/test_core.py::test_tally_over_rounds"]
+    assert tally["ended"] == "passed" and tally["url"] == "https://github.com/lab/tidylabels/blob/HEAD/tests/test_core.py#L13"
+    called = {c["entry"]: c for c in tally["called"]}
+    assert called["tidylabels/core.py::RunningTally"]["per_sample"] and called["tidylabels/core.py::RunningTally"]["calls"] == 4
+    sample = json.loads((built / "site" / (called["tidylabels/core.py::RunningTally"]["url"].strip("/") + ".json"))
+                        .read_text())
+    assert sample["observed"]["driver"] == tally["target"]
+    broken = drivers["tests/test_broken.py::test_half_flipped"]
+    assert broken["status"] == "failed" and [c["entry"] for c in broken["called"]] == ["tidylabels/core.py::flip_rate"]
+    assert broken["called"][0]["url"] is None  # a helper it called: no sample of it
+    page = (built / "site" / "repo" / "lab+tidylabels" / "index.html").read_text()
+    assert "Its own drivers" in page and "tests/test_forever.py::test_until_it_settles" in page
+
+
+def test_a_rebuild_answers_the_drivers_from_the_cache_without_a_sandbox(built):
+    entries = extract_repo(built / "repos" / "lab+tidylabels", "tidylabels", Budget()).entries
+    record = LocalRepos(built / "repos").record_for(safe_key("https://github.com/lab/tidylabels"))
+    with Observer(limits={"cpu_seconds": 8}, cache=built / "cache") as observer:
+        runs = observer.drivers(record, entries)
+        assert observer._executor is None  # every driver's run came from the cache
+    twin = json.loads((built / "site" / "repo" / "lab+tidylabels.json").read_text())
+    assert [r.driver.target for r in runs] == [d["target"] for d in twin["drivers"]]

@@ -252,6 +252,29 @@ class EvaluationRef(PageModel):
     departure: str | None
 
 
+class CalledRef(PageModel):
+    """An entry a driver was seen calling: how often, whether it returned a score per sample, and its sample's
+    page when this build made one."""
+
+    entry: str  # `path::qualname`
+    calls: int
+    per_sample: bool
+    url: str | None
+
+
+class DriverRef(PageModel):
+    """One of the repository's own tests, examples, scripts or notebooks as this build ran it in the sandbox."""
+
+    target: str
+    kind: str
+    status: str  # ran, failed, cut, not_run
+    ended: str  # how it ended, or why it was not run
+    error: str | None
+    replaced: list[str]  # what of the outside world it was given a planted stand-in for
+    url: str  # its source at the pinned commit
+    called: list[CalledRef]
+
+
 class RepoTwin(PageModel):
     """The JSON twin of a repository page: the record as published (no local paths), its papers and samples,
     and what its evaluation code computes."""
@@ -272,6 +295,7 @@ class RepoTwin(PageModel):
     papers: list[PaperRef]
     samples: list[SampleRef]
     evaluations: list[EvaluationRef] = Field(default_factory=list)
+    drivers: list[DriverRef] = Field(default_factory=list)  # the repository's own drivers, in the order run
     made_by: str | MISSING = MISSING  # shipped records: what made them
     stale: str | MISSING = MISSING  # shipped records made by other verdict code than this build's: why stale
 

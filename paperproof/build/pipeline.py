@@ -28,6 +28,7 @@ from paperproof.catalogue.budget import Budget, noted
 from paperproof.catalogue.community import KIND as COMMUNITY_KIND
 from paperproof.catalogue.community import Community, annotate, curated
 from paperproof.catalogue.extract import HOSTILE_TEXT, extract_repo
+from paperproof.catalogue.observed import listed, observations
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_url import RepoKey, safe_key
 from paperproof.catalogue.repo_work import RepoWork
@@ -36,6 +37,7 @@ from paperproof.catalogue.select import DEFAULT_PER_REPO, paper_terms, select
 from paperproof.catalogue.shipped import ShippedResults
 from paperproof.catalogue.store import StoreRepos
 from paperproof.plumbing.progress import bar
+from paperproof.verify.observing import Observer
 from paperproof.verify.stage import RunSettings, run_and_judge
 
 
@@ -73,7 +75,8 @@ def build(config: BuildConfig) -> BuildSummary:
             repos = resolve_repositories(links, shipped.ShippedRepos(repository_source(config), results))
         with summary.timed("samples"):
             terms = collect_paper_terms(archive, links, repos)
-            repos = select_entries(repos, terms, config.per_repo, summary)
+            with observer_for(run_settings(config)) as observer:
+                repos = select_entries(repos, terms, config.per_repo, summary, observer)
             judged = run_and_judge(repos, run_settings(config))
             repos, summary.executed, summary.cached = judged.repos, judged.executed, judged.cached
             repos = shipped.attach(repos, results)
@@ -189,11 +192,13 @@ def collect_paper_terms(archive: Archive, links: LinkTable,
 
 
 def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_repo: int,
-                   summary: BuildSummary) -> dict[str, RepoWork]:
-    """Extract every entry of each repository with `ast`, then keep the most relevant. Each repository's analysis
-    has its budget of CPU time (`catalogue.budget`): one that spends it keeps what was read, and its record says so."""
+                   summary: BuildSummary, observer: Observer | None = None) -> dict[str, RepoWork]:
+    """Extract every entry of each repository with `ast`, run the repository's own drivers in the sandbox
+    (`observer`; none without one), then keep what they showed returning a score per sample and the most relevant
+    of the rest. Each repository's analysis has its budget of CPU time (`catalogue.budget`): one that spends it
+    keeps what was read, and its record says so."""
     chosen = dict(repos)
-    for key, work in bar(sorted(repos.items()), "extract", unit="repo"):
+    for key, work in bar(sorted(repos.items()), "extract and observe", unit="repo"):
         record = work.record
         if record.snapshot is None:  # no source (`has_source`): nothing to extract
             continue
@@ -202,14 +207,21 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
         try:
             report = extract_repo(root, record.repo, budget)
             readme = readme_text(record)
-            selected = tuple(select(report.entries, terms.get(key, set()), readme, per_repo))
+            drivers = observer.drivers(record, report.entries) if observer is not None else []
+            selected = tuple(select(report.entries, terms.get(key, set()), readme, per_repo, observations(drivers)))
         except (*HOSTILE_TEXT, OSError) as exc:  # a repository is a record, never the end of the build
             reason = f"its code was not read: {type(exc).__name__}: {str(exc)[:200]}"
             chosen[key] = work.but(record=record.model_copy(update={"note": "; ".join(filter(None, (record.note, reason)))}))
             continue
         summary.skipped_files.extend((record.repo, path, reason) for path, reason in report.skipped)
+        record = record.model_copy(update={"drivers": listed(drivers)})
         chosen[key] = work.but(record=noted(record, budget), selected=selected, analysed=budget.spent)
     return chosen
+
+
+def observer_for(settings: RunSettings) -> Observer:
+    """Where the repositories' drivers run: the sandbox, each repository in its environment, kept in the cache."""
+    return Observer(settings.environments, settings.limits, settings.cache)
 
 
 def run_settings(config: BuildConfig) -> RunSettings:

@@ -21,8 +21,10 @@ from paperproof.build.pages import (
     PAGE_SCHEMAS,
     About,
     AttributionPage,
+    CalledRef,
     CodeLink,
     CodeRef,
+    DriverRef,
     EvaluationRef,
     Implementation,
     IndexPage,
@@ -278,8 +280,19 @@ def repo_twin(record: RepoRecord, samples: Iterable[Sample], papers: list[tuple[
         evaluations=[EvaluationRef(entry=s.entry, url=urls.sample(s.sample_id), measure=f.metric, reading=f.matches,
                                    paper=f.paper, departure="; ".join(f.departures) or None)
                      for s in listed for f in s.fidelity if f.metric in EVALUATION_MEASURES],
+        drivers=driver_refs(record, listed, urls),
         **{k: v for k, v in (("made_by", record.made_by), ("stale", record.stale)) if v},
     )
+
+
+def driver_refs(record: RepoRecord, samples: Iterable[Sample], urls: SiteUrls) -> list[DriverRef]:
+    """The repository's drivers as its page lists them, each entry it called linked to that entry's sample."""
+    pages = {f"{s.path}::{s.entry}": urls.sample(s.sample_id) for s in samples}
+    return [DriverRef(target=d.target, kind=d.kind, status=d.status, ended=d.ended, error=d.error,
+                      replaced=d.replaced, url=record.line_url(d.path, d.line),
+                      called=[CalledRef(entry=key, calls=n, per_sample=key in d.scores, url=pages.get(key))
+                              for key, n in d.called.items()])
+            for d in record.drivers]
 
 
 def repo_listing(record: RepoRecord, papers: int, samples: int, urls: SiteUrls) -> RepoListing:

@@ -18,7 +18,13 @@ from typing import Any
 
 from paperproof import __version__
 from paperproof.build import guard
-from paperproof.build.pipeline import collect_paper_terms, read_links, resolve_repositories, select_entries
+from paperproof.build.pipeline import (
+    collect_paper_terms,
+    observer_for,
+    read_links,
+    resolve_repositories,
+    select_entries,
+)
 from paperproof.build.shipped import REGENERATE
 from paperproof.build.summary import BuildSummary
 from paperproof.catalogue.archive import open_archive
@@ -130,7 +136,8 @@ def regenerate(checkouts: Path, into: Path, *, archive: str | None = None, setti
         else:
             chosen[key] = work
     terms = collect_paper_terms(the_archive, links, chosen)
-    chosen = select_entries(chosen, terms, per_repo, BuildSummary())
+    with observer_for(settings) as observer:
+        chosen = select_entries(chosen, terms, per_repo, BuildSummary(), observer)
     judged = run_and_judge(chosen, settings).repos
     made_by = MadeBy(paperproof=__version__, code=code_fingerprint(), command=REGENERATE)
     places = {str(checkouts.resolve()): "DIR"}

@@ -11,16 +11,15 @@ sample. That holds whatever data the driver made, planted or its own random arra
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from paperproof.catalogue.driver_line import DriverLine, DriverStatus
 from paperproof.catalogue.drivers import Driver
 
 MAX_CALLS = 16  # calls of one entry kept (the tracer's `MAX_KEPT`)
 MAX_ENTRIES = 512  # entries of one driver's trace kept (the tracer's `MAX_KEYS`)
 
-DriverStatus = Literal["ran", "failed", "cut", "not_run"]
 
 
 class ObservedCall(BaseModel):
@@ -77,6 +76,22 @@ class Observation(BaseModel):
     # call returned one value per, and each parameter's summary (a class's constructor's and methods' together).
     n: int | None = Field(default=None, exclude=True)
     args: dict[str, dict] = Field(default_factory=dict, exclude=True)
+
+
+def listed(runs: Iterable[DriverRun]) -> list[DriverLine]:
+    """Each driver's line for the record, in the order run (the ones not run after, as `observe` lists them)."""
+    lines = []
+    for run in runs:
+        seen = observations([run])
+        called: dict[str, int] = {}
+        for code in run.observed:
+            key = entry_key(code.key)
+            called[key] = max(called.get(key, 0), code.count)
+        lines.append(DriverLine(target=run.driver.target, kind=run.driver.kind, path=run.driver.path,
+                                line=run.driver.line, status=run.status, ended=run.ended, error=run.error,
+                                replaced=list(run.replaced), called=dict(sorted(called.items())),
+                                scores=sorted(k for k, o in seen.items() if o.per_sample)))
+    return lines
 
 
 def entry_key(code_key: str) -> str:
@@ -165,4 +180,4 @@ def observations(runs: Iterable[DriverRun]) -> dict[str, Observation]:
 
 
 __all__ = ["DriverRun", "Observation", "ObservedCall", "ObservedCode", "describe", "entry_key", "observations",
-           "per_sample"]
+           "listed", "per_sample"]

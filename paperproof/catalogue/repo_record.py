@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import MISSING, BaseModel, ConfigDict
+from pydantic import MISSING, BaseModel, ConfigDict, Field
+
+from paperproof.catalogue.driver_line import DriverLine
 
 ReachStatus = Literal["ok", "moved", "not_found", "unavailable", "private", "rate_limited", "error"]
 
@@ -74,6 +76,8 @@ class RepoRecord(BaseModel):
     # code differs from that, why they are stale.
     made_by: str | None = None
     stale: str | None = None
+    # The repository's own tests, examples, scripts and notebooks, as this build ran them in the sandbox.
+    drivers: list[DriverLine] = Field(default_factory=list)
 
     @property
     def has_source(self) -> bool:
@@ -85,3 +89,9 @@ class RepoRecord(BaseModel):
         if self.host == "github.com":
             return f"{self.url}/blob/{ref}/{path}"
         return f"{self.url}/{path}"
+
+    def line_url(self, where: str, line: int | None) -> str:
+        """A line of the repository (a notebook cell or README block as `file#cell-3`: the file), at its pinned
+        commit."""
+        path, _, cell = where.partition("#")
+        return self.file_url(path) + (f"#L{line}" if line and not cell else "")

@@ -25,6 +25,7 @@ import signal
 import struct
 import sys
 import types
+from typing import NoReturn
 
 TYPE_CHECKING = False  # true to a type checker only: annotations import nothing here (see the docstring)
 if TYPE_CHECKING:
@@ -474,6 +475,36 @@ def _prepare_driver(request: dict) -> None:
         os.environ.setdefault(name, value)
 
 
+def _argparse_refusals() -> list[str]:
+    """What argparse refused of a driver's command line (a required option, say), in the order it did: the
+    reason a script exits 2 before reaching anything."""
+    import argparse
+
+    refused: list[str] = []
+    error = argparse.ArgumentParser.error
+
+    def refuse(self: argparse.ArgumentParser, message: str) -> NoReturn:
+        refused.append(message)
+        error(self, message)
+
+    argparse.ArgumentParser.error = refuse  # type: ignore[method-assign]
+    return refused
+
+
+def _module_name(path: str) -> str | None:
+    """The dotted name of a script that lies in a package (its folder has an `__init__.py`), its top package's
+    parent put on `sys.path`; None for a plain script."""
+    folder, parts = os.path.dirname(path), [os.path.splitext(os.path.basename(path))[0]]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        parts.insert(0, os.path.basename(folder))
+        folder = os.path.dirname(folder)
+    if len(parts) == 1:
+        return None
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return ".".join(parts)
+
+
 def _run_driver(request: dict, cpu_seconds: float) -> str:
     """Run the driver under the tracer (`runner.tracer`) until it ends or spends its share of the budget; how it
     ended and every call it made into the repository's code, as JSON."""
@@ -492,6 +523,7 @@ def _run_driver(request: dict, cpu_seconds: float) -> str:
         raise _DriverCut(f"stopped after {share:.0f} s of CPU time")
 
     ended, error = "returned", None
+    refused = _argparse_refusals()
     start = time.process_time()
     previous = signal.signal(signal.SIGPROF, stop)
     signal.setitimer(signal.ITIMER_PROF, share)
@@ -509,9 +541,15 @@ def _run_driver(request: dict, cpu_seconds: float) -> str:
             else:
                 import runpy
 
-                runpy.run_path(path, run_name="__main__")
+                module = _module_name(path)
+                if module is None:
+                    runpy.run_path(path, run_name="__main__")
+                else:  # a module of a package, as `python -m` runs it: its relative imports resolve
+                    runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         ended = "returned" if exc.code in (None, 0) else f"exited {str(exc.code)[:80]}"
+        if refused and exc.code not in (None, 0):
+            error = f"its argparse options were refused: {refused[-1][:240]}"
     except BaseException as exc:  # noqa: BLE001 - the driver's own failure is what the record says
         ended, error = "raised", f"{type(exc).__name__}: {str(exc)[:300]}"
     finally:

@@ -19,9 +19,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from paperproof.catalogue.budget import Budget
+from paperproof.catalogue.driver_line import DriverStatus
 from paperproof.catalogue.drivers import Driver, find_drivers
 from paperproof.catalogue.entry import Entry
-from paperproof.catalogue.observed import DriverRun, DriverStatus, ObservedCode, entry_key, observations
+from paperproof.catalogue.observed import DriverRun, ObservedCode, entry_key, observations
 from paperproof.runner.executor import Executor
 from paperproof.runner.sandbox import Limits
 
@@ -74,11 +75,12 @@ def parse(driver: Driver, answer: dict, keys: set[str]) -> DriverRun:
 
 def observe(root: Path, entries: Sequence[Entry], executor: Executor, environment: str | None = None,
             stubs: Sequence[str] = (), limits: dict | None = None, skipped: list[tuple[str, str]] | None = None,
-            budget: Budget | None = None) -> list[DriverRun]:
-    """The repository's drivers, run cheapest first until each entry they reach was observed or the budget is
-    spent; the drivers not run are listed too (up to `MAX_LISTED`), each with why."""
+            budget: Budget | None = None, drivers: Sequence[Driver] | None = None) -> list[DriverRun]:
+    """The repository's drivers (`drivers`, when the caller found them already), run cheapest first until each
+    entry they reach was observed or the budget is spent; the drivers not run are listed too (up to `MAX_LISTED`),
+    each with why."""
     keys = {f"{e.path}::{e.qualname}" for e in entries}
-    drivers = find_drivers(root, entries, None, skipped, budget)
+    drivers = find_drivers(root, entries, None, skipped, budget) if drivers is None else drivers
     per_run = Limits(**(limits or {})).cpu_seconds
     runs: list[DriverRun] = []
     settled: set[str] = set()  # entries a driver showed returning one value per sample, or two drivers called

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from paperproof.catalogue import licence
 from paperproof.catalogue.budget import Budget, noted
 from paperproof.catalogue.extract import extract_repo
-from paperproof.catalogue.observed import DriverRun, observations
+from paperproof.catalogue.observed import DriverRun, listed, observations
 from paperproof.catalogue.repo_record import RepoRecord
 from paperproof.catalogue.repo_work import RepoWork
 from paperproof.catalogue.repos import find_readme, git_head, readme_text
@@ -19,6 +19,7 @@ from paperproof.catalogue.select import DEFAULT_PER_REPO, select
 from paperproof.plumbing.files import write_atomic
 from paperproof.runner import environment
 from paperproof.verify import run_inputs
+from paperproof.verify.observing import Observer
 
 
 class NoSuchEntry(ValueError):
@@ -90,9 +91,12 @@ def verify_checkout(path: Path, entries: list[str] | None = None, everything: bo
         if kept is not None:  # nothing that decides them changed: no sandbox, no judging
             return Verified(samples=kept.samples, drivers=kept.drivers, ran=0, from_cache=kept.ran + kept.from_cache)
         decided_by = run_inputs.run_digest(root, runner)
-    drivers = _observe(root, found, env, limits) if observe and found and not entries else []
+    drivers = []
+    if observe and not entries:
+        with Observer(environments, limits, cache) as observer:
+            drivers = observer.drivers(record, found, env)
     chosen = select(found, set(), readme, limit, observations(drivers))
-    work = RepoWork(record, tuple(chosen), analysed=budget.spent)
+    work = RepoWork(record.model_copy(update={"drivers": listed(drivers)}), tuple(chosen), analysed=budget.spent)
     # the stage imports torch and the metric core: seconds that a verify answered whole by its cache does without
     from paperproof.verify.stage import RunSettings, run_and_judge
 
@@ -104,17 +108,6 @@ def verify_checkout(path: Path, entries: list[str] | None = None, everything: bo
     if cache is not None and judged.final and run_inputs.verify_digest(root, runner, record.commit, arguments) == key:
         write_atomic(_kept_path(cache, key), verified.model_dump_json())
     return verified
-
-
-def _observe(root: Path, found: list, env: environment.Environment | None, limits: dict | None) -> list[DriverRun]:
-    """The checkout's drivers run in the sandbox (one zygote; its environment and stand-ins as its entries get)."""
-    from paperproof.fixtures.stubs import missing_imports
-    from paperproof.runner.executor import Executor
-    from paperproof.runner.observe import observe
-
-    path = env.path if env is not None else None
-    with Executor(workers=1) as executor:
-        return observe(root, found, executor, path, missing_imports(str(root), (path,) if path else ()), limits)
 
 
 def _kept_path(cache: Path, key: str) -> Path:

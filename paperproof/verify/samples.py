@@ -123,24 +123,18 @@ def notes(entry: Entry, fixtures: FixtureSet, result: RunResult | None = None) -
     return out
 
 
-def _line_url(record: RepoRecord, where: str, line: int | None) -> str:
-    """A line of the repository (a notebook cell or README block as `file#cell-3`: the file), at its pinned commit."""
-    path, _, cell = where.partition("#")
-    return record.file_url(path) + (f"#L{line}" if line and not cell else "")
-
-
 def _linked(record: RepoRecord, found: ArgumentEvidence) -> ArgumentEvidence:
     """A call site's line, linked at the repository's pinned commit."""
     if found.path is None:
         return found
-    return found.model_copy(update={"url": _line_url(record, found.path, found.line)})
+    return found.model_copy(update={"url": record.line_url(found.path, found.line)})
 
 
 def _observed(record: RepoRecord, observed: Observation | None) -> Observation | None:
     """The driver's call, its caller's line linked at the repository's pinned commit."""
     if observed is None or observed.caller_path is None:
         return observed
-    return observed.model_copy(update={"url": _line_url(record, observed.caller_path, observed.line)})
+    return observed.model_copy(update={"url": record.line_url(observed.caller_path, observed.line)})
 
 
 def checked(verdict: Verdict, fidelity: list[Fidelity]) -> Checked | None:
