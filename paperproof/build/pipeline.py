@@ -221,7 +221,7 @@ def select_entries(repos: dict[str, RepoWork], terms: dict[str, set[str]], per_r
 
 def observer_for(settings: RunSettings) -> Observer:
     """Where the repositories' drivers run: the sandbox, each repository in its environment, kept in the cache."""
-    return Observer(settings.environments, settings.limits, settings.cache)
+    return Observer(settings.environments, settings.limits, settings.cache, settings.workers)
 
 
 def run_settings(config: BuildConfig) -> RunSettings:

@@ -5,8 +5,9 @@ they called.
 entries; each runs here as a sandbox run of its own (the same zygotes, namespaces, filter and limits as an entry's
 case), with the tracer (`runner.tracer`) recording every call into the repository's code. A driver is stopped at
 `child.DRIVER_SHARE` of its case budget so what it called until then still comes back. One budget covers all of a
-repository's drivers: at most `MAX_RUNS` runs and `BUDGET_SECONDS` of CPU time; a driver that reaches only
-entries already settled (shown returning one value per sample, or called by two drivers) is not run. What comes back is parsed into validated records (`catalogue.observed`);
+repository's drivers: at most `MAX_RUNS` runs and `BUDGET_SECONDS` of CPU time, as many run side by side as the
+executor has zygotes; a driver that reaches only entries already settled (shown returning one value per sample, or
+called by two drivers) is not run. What comes back is parsed into validated records (`catalogue.observed`);
 anything malformed makes that driver `failed`, never a fact about an entry.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -23,6 +25,7 @@ from paperproof.catalogue.driver_line import DriverStatus
 from paperproof.catalogue.drivers import Driver, find_drivers
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.observed import DriverRun, ObservedCode, entry_key, observations
+from paperproof.plumbing.progress import bar
 from paperproof.runner.executor import Executor
 from paperproof.runner.sandbox import Limits
 
@@ -82,31 +85,44 @@ def observe(root: Path, entries: Sequence[Entry], executor: Executor, environmen
     keys = {f"{e.path}::{e.qualname}" for e in entries}
     drivers = find_drivers(root, entries, None, skipped, budget) if drivers is None else drivers
     per_run = Limits(**(limits or {})).cpu_seconds
-    runs: list[DriverRun] = []
+    runs: list[DriverRun | None] = []  # in the order the drivers were taken
     settled: set[str] = set()  # entries a driver showed returning one value per sample, or two drivers called
     called: dict[str, int] = {}
     spent, made = 0.0, 0
-    for driver in drivers:
-        if len(runs) >= MAX_LISTED:
-            break
+    wave: list[tuple[int, Driver]] = []
+
+    def run_wave() -> None:
+        """The drivers taken, run side by side (one per zygote), their calls counted in the order taken."""
+        nonlocal spent
+        with ThreadPoolExecutor(max_workers=len(wave)) as pool:
+            answers = list(pool.map(lambda d: executor.answer(payload(d[1], str(root), environment, stubs, limits)),
+                                    wave))
+        for (slot, driver), answer in zip(wave, answers, strict=True):
+            run = parse(driver, answer, keys)
+            spent += run.cpu_seconds if run.cpu_seconds is not None else per_run
+            for key, seen in observations([run]).items():
+                called[key] = called.get(key, 0) + 1
+                if seen.per_sample or called[key] >= 2:
+                    settled.add(key)
+            runs[slot] = run
+        wave.clear()
+
+    for driver in bar(drivers[:MAX_LISTED], "drivers", unit="driver"):
         if made >= MAX_RUNS or spent >= BUDGET_SECONDS:
             runs.append(DriverRun(driver=driver, status="not_run", ended=f"past the repository's driver budget "
                                   f"({MAX_RUNS} runs, {BUDGET_SECONDS:.0f} s of CPU time)"))
-            continue
-        if set(driver.reaches) <= settled:
+        elif set(driver.reaches) <= settled:
             runs.append(DriverRun(driver=driver, status="not_run",
                                   ended="every entry it reaches was observed by the drivers run before it"))
-            continue
-        answer = executor.answer(payload(driver, str(root), environment, stubs, limits))
-        run = parse(driver, answer, keys)
-        made += 1
-        spent += run.cpu_seconds if run.cpu_seconds is not None else per_run
-        for key, seen in observations([run]).items():
-            called[key] = called.get(key, 0) + 1
-            if seen.per_sample or called[key] >= 2:
-                settled.add(key)
-        runs.append(run)
-    return runs
+        else:
+            wave.append((len(runs), driver))
+            runs.append(None)
+            made += 1
+            if len(wave) >= executor.workers:
+                run_wave()
+    if wave:
+        run_wave()
+    return [run for run in runs if run is not None]
 
 
 __all__ = ["BUDGET_SECONDS", "MAX_RUNS", "observe", "parse", "payload"]

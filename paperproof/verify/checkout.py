@@ -93,7 +93,7 @@ def verify_checkout(path: Path, entries: list[str] | None = None, everything: bo
         decided_by = run_inputs.run_digest(root, runner)
     drivers = []
     if observe and not entries:
-        with Observer(environments, limits, cache) as observer:
+        with Observer(environments, limits, cache, workers) as observer:
             drivers = observer.drivers(record, found, env)
     chosen = select(found, set(), readme, limit, observations(drivers))
     work = RepoWork(record.model_copy(update={"drivers": listed(drivers)}), tuple(chosen), analysed=budget.spent)

@@ -26,11 +26,12 @@ RUNS = TypeAdapter(list[DriverRun])
 
 
 class Observer:
-    """Runs the drivers of one repository after another on one sandbox executor, opened at the first that has
-    drivers to run and closed with the observer."""
+    """Runs the drivers of one repository after another on one sandbox executor (`workers` zygotes, so as many
+    drivers side by side), opened at the first repository that has drivers to run and closed with the observer."""
 
-    def __init__(self, environments: Path | None = None, limits: dict | None = None, cache: Path | None = None):
-        self.environments, self.limits, self.cache = environments, limits, cache
+    def __init__(self, environments: Path | None = None, limits: dict | None = None, cache: Path | None = None,
+                 workers: int | None = None):
+        self.environments, self.limits, self.cache, self.workers = environments, limits, cache, workers
         self._executor: Any = None
         self._runner: list[str] | None = None
 
@@ -76,7 +77,7 @@ class Observer:
         if not found:
             return []  # no zygote started for a repository without drivers
         if self._executor is None:
-            self._executor = Executor(workers=1).__enter__()
+            self._executor = Executor(workers=self.workers).__enter__()
         return observe(root, entries, self._executor, env_path,
                        missing_imports(str(root), (env_path,) if env_path else ()), self.limits, drivers=found)
 
