@@ -156,6 +156,7 @@ def test_verify_selects_the_observed_scores_and_each_sample_names_its_driver(spe
     assert "passed numpy.ndarray int64 [4] in [0, 0]: the labels" in next(a.why for a in agreement.arguments if a.param == "y")
     assert agreement.status == "ran"
     assert chosen["RunningTally"].observed.calls == 4
+    assert chosen["RunningTally"].observed.replay == "python -m pytest 'tests/test_core.py::test_tally_over_rounds'"
     assert {d.status for d in verified.drivers} >= {"ran", "failed", "cut"}
 
 

@@ -169,3 +169,67 @@ def test_old_records_load_without_a_planted_field(samples):
     record = dict(samples["paperproof-specimens/dynamics-maps", "confidence_scores"])
     record.pop("planted")
     assert Sample.model_validate(record).planted is None
+
+
+LABEL_CHECK = {
+    "agreement.py": '''import numpy as np
+
+
+def vocabulary_agreement(bags, labels):
+    """How strongly each text's words belong to its own label's texts: a lower agreement is a harder sample,
+    likely mislabelled."""
+    labels = np.asarray(labels)
+    centres = np.stack([bags[labels == c].mean(axis=0) for c in np.unique(labels)])
+    fit = bags @ centres.T
+    return fit[np.arange(len(labels)), labels] - fit.max(axis=1)
+''',
+    "examples/reviews.py": '''import numpy as np
+from datasets import load_dataset
+
+from agreement import vocabulary_agreement
+
+train = load_dataset("imdb", split="train")
+texts, labels = train["text"], np.array(train["label"])
+words = sorted({w for t in texts for w in t.lower().split()})
+index = {w: i for i, w in enumerate(words)}
+bags = np.zeros((len(texts), len(words)))
+for row, text in enumerate(texts):
+    for word in text.lower().split():
+        bags[row, index[word]] += 1
+bags /= np.linalg.norm(bags, axis=1, keepdims=True)
+print(vocabulary_agreement(bags, labels)[:5])
+''',
+}
+
+
+def test_a_score_the_repository_computed_on_a_planted_stand_in_is_judged_on_what_was_planted(tmp_path):
+    from paperproof.verify.checkout import verify_checkout
+
+    root = tmp_path / "labelcheck"
+    for name, text in LABEL_CHECK.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    verified = verify_checkout(root, workers=1, planted=False, limits={"cpu_seconds": 20})
+    (sample,) = [s for s in verified.samples if s.qualname == "vocabulary_agreement"]
+    assert sample.observed is not None and sample.observed.replaced == ["datasets.load_dataset('imdb')"]
+    on = sample.observed.on_planted
+    assert on is not None and on.samples == 512 and on.orientation == "low_is_hard"
+    assert on.orientation_basis.startswith("its docstring says")
+    assert on.figures["mislabelled"].auroc > 0.9 and on.figures["mislabelled"].auroc_low > 0.5
+    assert set(on.figures) == {"mislabelled", "atypical", "ood"}
+    twin = json.loads(sample.model_dump_json())
+    assert "values" not in twin["observed"] and twin["observed"]["on_planted"]["samples"] == 512
+
+
+def test_an_observed_score_nothing_orients_is_not_scored():
+    from paperproof.catalogue.entry import Entry
+    from paperproof.catalogue.observed import Observation
+    from paperproof.verify.planted_scores import observed_on_planted
+
+    entry = Entry.model_construct(name="blend", qualname="blend", docstring="Mixes two columns.", path="m.py")
+    seen = Observation(driver="examples/x.py", kind="example", line=3, caller_path="examples/x.py", calls=1,
+                       per_sample=True, returns="numpy.ndarray float64 [10]", values=[float(i) for i in range(10)],
+                       planted_kinds={"mislabelled": [9]})
+    on = observed_on_planted(entry, seen, [], None).on_planted
+    assert on is not None and on.orientation is None and on.figures == {}
+    assert observed_on_planted(entry, seen.model_copy(update={"values": None}), [], None).on_planted is None

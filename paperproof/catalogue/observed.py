@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from paperproof.catalogue.driver_line import DriverLine, DriverStatus
 from paperproof.catalogue.drivers import Driver
+from paperproof.catalogue.planted_record import Detection, Orientation
 
 MAX_CALLS = 16  # calls of one entry kept (the tracer's `MAX_KEPT`)
 MAX_ENTRIES = 512  # entries of one driver's trace kept (the tracer's `MAX_KEYS`)
+MAX_VALUED = 16  # code objects whose values on a planted stand-in are kept (`child.MAX_VALUED`)
+MAX_VALUES = 8192  # samples of a planted stand-in
 
 
 
@@ -56,6 +59,29 @@ class DriverRun(BaseModel):
     cpu_seconds: float | None = None
     replaced: list[str] = Field(default_factory=list, max_length=32)  # sources given planted stand-ins
     observed: list[ObservedCode] = Field(default_factory=list, max_length=MAX_ENTRIES)
+    # What its calls returned one value per sample of a planted stand-in (code key -> the values of the first such
+    # call), and which samples of those stand-ins were planted (their size -> kind -> indices).
+    values: dict[str, list[float]] = Field(default_factory=dict, max_length=MAX_VALUED)
+    planted: dict[str, dict[str, list[int]]] = Field(default_factory=dict, max_length=MAX_VALUED)
+
+    @field_validator("values")
+    @classmethod
+    def _bounded(cls, values: dict[str, list[float]]) -> dict[str, list[float]]:
+        if any(len(v) > MAX_VALUES for v in values.values()):
+            raise ValueError(f"a planted set has at most {MAX_VALUES} samples")
+        return values
+
+
+class OnPlanted(BaseModel):
+    """How a score the driver's own pipeline computed on a planted stand-in finds what was planted there: per kind,
+    AUROC (with DeLong's 95% interval) and AUPRC, read in the orientation fixed before scoring (`verify.planted`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    samples: int
+    orientation: Orientation | None  # None: nothing says whether a high value means hard, so it was not scored
+    orientation_basis: str
+    figures: dict[str, Detection] = Field(default_factory=dict)  # planted kind -> its figures
 
 
 class Observation(BaseModel):
@@ -72,10 +98,16 @@ class Observation(BaseModel):
     returns: str  # the first returned value's type and shape, e.g. `numpy.ndarray float64 [200]`
     replaced: list[str] = Field(default_factory=list)  # what of the outside world the driver got a stand-in for
     url: str | None = None  # the caller's line at the repository's pinned commit, where the record knows it
+    replay: str = ""  # the command that runs the driver again in a checkout, as its repository would run it
     # What arguments fixtures are drafted from (`fixtures.observed_args`), not published: the rows of the data the
     # call returned one value per, and each parameter's summary (a class's constructor's and methods' together).
     n: int | None = Field(default=None, exclude=True)
     args: dict[str, dict] = Field(default_factory=dict, exclude=True)
+    # The per-sample values it returned on a planted stand-in, and that stand-in's planted samples by kind: what
+    # `on_planted` is computed from (`verify.planted_scores.observed_on_planted`), not published.
+    values: list[float] | None = Field(default=None, exclude=True)
+    planted_kinds: dict[str, list[int]] | None = Field(default=None, exclude=True)
+    on_planted: OnPlanted | None = None
 
 
 def listed(runs: Iterable[DriverRun]) -> list[DriverLine]:
@@ -92,6 +124,17 @@ def listed(runs: Iterable[DriverRun]) -> list[DriverLine]:
                                 replaced=list(run.replaced), called=dict(sorted(called.items())),
                                 scores=sorted(k for k, o in seen.items() if o.per_sample)))
     return lines
+
+
+def replay(driver: Driver) -> str:
+    """How to run a driver again in the repository's checkout: pytest's node id, the script, the notebook."""
+    if driver.kind == "test":
+        return f"python -m pytest '{driver.target}'"
+    if driver.kind == "notebook":
+        return f"jupyter nbconvert --to notebook --execute '{driver.path}'"
+    if driver.kind == "readme":
+        return f"the code block {driver.target.partition('#')[2]} of {driver.path}, run from the checkout's root"
+    return f"python '{driver.path}'"
 
 
 def entry_key(code_key: str) -> str:
@@ -170,14 +213,17 @@ def observations(runs: Iterable[DriverRun]) -> dict[str, Observation]:
             for code in codes:
                 for name, summary in code.calls[0].args.items():
                     args.setdefault(name, summary)
+            valued = next((run.values[code.key] for code in codes if code.key in run.values), None)
+            kinds = run.planted.get(str(len(valued))) if valued is not None else None
             found[key] = Observation(
-                driver=run.driver.target, kind=run.driver.kind,
+                driver=run.driver.target, kind=run.driver.kind, replay=replay(run.driver),
                 line=entry_first.caller[1] if entry_first.caller else None,
                 caller_path=entry_first.caller[0] if entry_first.caller else None,
                 calls=max(code.count for code in codes), per_sample=bool(scoring), returns=describe(first.result),
-                n=_samples(first, given) if scoring else None, args=args, replaced=list(run.replaced))
+                n=_samples(first, given) if scoring else None, args=args, replaced=list(run.replaced),
+                values=valued if scoring and kinds else None, planted_kinds=kinds if scoring and valued else None)
     return found
 
 
-__all__ = ["DriverRun", "Observation", "ObservedCall", "ObservedCode", "describe", "entry_key", "observations",
+__all__ = ["DriverRun", "Observation", "OnPlanted", "ObservedCall", "ObservedCode", "describe", "entry_key", "observations",
            "listed", "per_sample"]

@@ -557,11 +557,42 @@ def _run_driver(request: dict, cpu_seconds: float) -> str:
         signal.signal(signal.SIGPROF, previous)
     if cut:
         ended, error = "cut", f"stopped after {share:.0f} s of CPU time, its share of the budget"
-    from paperproof.fixtures.standins import used
+    from paperproof.fixtures.standins import planted_sets, used
 
     report = {"ended": ended, "error": error, "cpu_seconds": round(time.process_time() - start, 3),
-              "replaced": sorted(set(used)), **tracer.report()}
+              "replaced": sorted(set(used)), **tracer.report(), **_scores_on_planted(tracer, planted_sets)}
     return json.dumps(report, default=str)
+
+
+MAX_VALUED = 16  # code objects whose per-sample results on a planted set are handed back as values
+
+
+def _scores_on_planted(tracer: object, planted_sets: dict) -> dict:
+    """The values of what the driver's calls returned one per sample of a planted stand-in (a vector as long as a
+    planted set), first call of each code object, with the planted samples of those sets: so that a score the
+    repository's own pipeline computed is judged on what was planted. Empty when no stand-in was used."""
+    sizes = {n: kinds for n, kinds in planted_sets.items() if kinds is not None}
+    if not sizes:
+        return {}
+    import numpy as np
+
+    values: dict[str, list[float]] = {}
+    for key, seen in getattr(tracer, "observed", {}).items():
+        for _, result in seen.replay:
+            try:
+                plain = result.detach().cpu() if callable(getattr(result, "detach", None)) else result
+                vector = np.asarray(plain, dtype=float)
+            except Exception:  # noqa: BLE001 - anything the repository returned: not a vector of numbers
+                continue
+            if vector.ndim == 2 and 1 in vector.shape:
+                vector = vector.ravel()
+            if vector.ndim == 1 and len(vector) in sizes and np.isfinite(vector).any():
+                values[key] = [round(float(v), 6) for v in vector]
+                break
+        if len(values) >= MAX_VALUED:
+            break
+    used_sizes = {len(v) for v in values.values()}
+    return {"values": values, "planted": {str(n): sizes[n] for n in sorted(used_sizes)}} if values else {}
 
 
 def run(request: dict, plan: dict, fd: int) -> None:

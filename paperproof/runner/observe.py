@@ -71,7 +71,9 @@ def parse(driver: Driver, answer: dict, keys: set[str]) -> DriverRun:
         status: DriverStatus = "cut" if ended == "cut" else "ran" if ended in ("passed", "returned") else "failed"
         return DriverRun(driver=driver, status=status, ended=ended, error=str(error)[:300] if error else None,
                          cpu_seconds=float(trace["cpu_seconds"]) if "cpu_seconds" in trace else None,
-                         replaced=[str(r)[:120] for r in trace.get("replaced", [])][:32], observed=observed)
+                         replaced=[str(r)[:120] for r in trace.get("replaced", [])][:32], observed=observed,
+                         values={k: v for k, v in (trace.get("values") or {}).items() if entry_key(str(k)) in keys},
+                         planted=trace.get("planted") or {})
     except (ValidationError, ValueError, TypeError, AttributeError) as exc:
         return DriverRun(driver=driver, status="failed", ended=f"its trace is malformed: {str(exc).splitlines()[0][:200]}")
 

@@ -69,11 +69,14 @@ class Observer:
 
     def _run(self, root: Path, entries: Sequence[Entry], env_path: str | None) -> list[DriverRun]:
         from paperproof.catalogue.drivers import find_drivers
+        from paperproof.catalogue.select import judge
         from paperproof.fixtures.stubs import missing_imports
         from paperproof.runner.executor import Executor
         from paperproof.runner.observe import observe
 
-        found = find_drivers(root, entries)
+        # drivers of what selection could take first: an entry its code excludes (a model, a loader) is no score
+        wanted = [f"{j.entry.path}::{j.entry.qualname}" for j in judge(list(entries)) if not j.excluded]
+        found = find_drivers(root, entries, wanted)
         if not found:
             return []  # no zygote started for a repository without drivers
         if self._executor is None:

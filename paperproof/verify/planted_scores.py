@@ -20,6 +20,7 @@ import numpy as np
 
 from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
+from paperproof.catalogue.observed import Observation, OnPlanted
 from paperproof.catalogue.planted_record import (
     Detection,
     KindCheck,
@@ -215,6 +216,35 @@ def orientation(entry: Entry, output: str, findings: list[Fidelity],
     if HARD_WORDS.search(entry.name) or HARD_WORDS.search(output):
         return "high_is_hard", "its name says it scores hardness", None
     return None
+
+
+def observed_on_planted(entry: Entry, observed: Observation | None, findings: list[Fidelity],
+                        known: Recognition | None) -> Observation | None:
+    """The driver's call with `on_planted`: how the score the repository's own pipeline computed on a planted
+    stand-in finds each planted kind, read in the orientation this entry's run fixed (`orientation`); unchanged
+    when the driver used no stand-in or its score was not one value per planted sample."""
+    if observed is None or observed.values is None or not observed.planted_kinds:
+        return observed
+    found = np.asarray(observed.values, dtype=np.float64)
+    way = orientation(entry, "return value", findings, known)
+    if way is None:
+        on = OnPlanted(samples=found.size, orientation=None, orientation_basis="not scored: neither its docstring, "
+                       "a recognised metric nor its name says whether a high value means hard")
+        return observed.model_copy(update={"on_planted": on})
+    direction, basis, _ = way
+    kinds = {}
+    for kind, indices in observed.planted_kinds.items():
+        mask = np.zeros(found.size, dtype=bool)
+        mask[[i for i in indices if 0 <= i < found.size]] = True
+        kinds[kind] = mask
+    figures = {}
+    for kind, mask in sorted(kinds.items()):
+        try:
+            figures[kind] = _as_record(planted.detect(found, mask, direction, planted.negatives(kind, kinds)))
+        except ValueError:  # scores that are not finite, or a kind with no planted sample
+            continue
+    on = OnPlanted(samples=found.size, orientation=direction, orientation_basis=basis, figures=figures)
+    return observed.model_copy(update={"on_planted": on})
 
 
 def score(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings: list[Fidelity],

@@ -323,7 +323,8 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         why = "; ".join(filter(None, [job.chosen.why, known.line() if known else None]))
         sample = make_sample(job.chosen.entry, work.record, basis, job.fixtures, job.result,
                              job.contract, job.judged, papers, job.findings, why_chosen=why,
-                             observed=job.chosen.observed)
+                             observed=planted_scores.observed_on_planted(job.chosen.entry, job.chosen.observed,
+                                                                         job.findings, known))
         planted_set = planted_sets.get(id(job))
         if planted_set is not None:
             scored = planted_scores.score(job.chosen.entry, planted_set,
