@@ -475,6 +475,27 @@ def _prepare_driver(request: dict) -> None:
         os.environ.setdefault(name, value)
 
 
+class _PytestFailures:
+    """The first failure pytest reported while running a test driver (collecting it, setting it up, running it),
+    as one line: why it failed, which pytest's exit code does not say."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+
+    def _saw(self, report: object, stage: str) -> None:
+        if self.first is None and getattr(report, "failed", False):
+            lines = [line.strip() for line in str(getattr(report, "longrepr", "")).splitlines() if line.strip()]
+            said = [line[1:].strip() for line in lines if line.startswith("E ")]
+            why = (said or lines or ["no detail"])[-1]
+            self.first = f"{stage} {getattr(report, 'nodeid', '') or 'the test'} failed: {why}"[:300]
+
+    def pytest_collectreport(self, report: object) -> None:
+        self._saw(report, "collecting")
+
+    def pytest_runtest_logreport(self, report: object) -> None:
+        self._saw(report, getattr(report, "when", "running"))
+
+
 def _argparse_refusals() -> list[str]:
     """What argparse refused of a driver's command line (a required option, say), in the order it did: the
     reason a script exits 2 before reaching anything."""
@@ -505,9 +526,11 @@ def _module_name(path: str) -> str | None:
     return ".".join(parts)
 
 
-def _run_driver(request: dict, cpu_seconds: float) -> str:
+def _run_driver(request: dict, cpu_seconds: float, wall_seconds: float = 0.0) -> str:
     """Run the driver under the tracer (`runner.tracer`) until it ends or spends its share of the budget; how it
-    ended and every call it made into the repository's code, as JSON."""
+    ended and every call it made into the repository's code, as JSON. The share is of CPU time, with the same share
+    of the case's wall-clock backstop beside it: a driver waiting on a process it forked spends no CPU time of its
+    own while that process spends the case's, and what it called before must still come back."""
     import json
     import time
 
@@ -518,24 +541,30 @@ def _run_driver(request: dict, cpu_seconds: float) -> str:
     share = cpu_seconds * DRIVER_SHARE
     cut = []
 
-    def stop(*_):
-        cut.append(True)
+    def stop(signum, _frame):
+        cut.append(signum)
         raise _DriverCut(f"stopped after {share:.0f} s of CPU time")
 
     ended, error = "returned", None
     refused = _argparse_refusals()
     start = time.process_time()
     previous = signal.signal(signal.SIGPROF, stop)
+    previous_alarm = signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_PROF, share)
+    if wall_seconds > 0:
+        signal.setitimer(signal.ITIMER_REAL, wall_seconds * DRIVER_SHARE)
     tracer = Tracer(root)
     try:
         with tracer:
             if driver["kind"] == "test":
                 import pytest
 
+                failures = _PytestFailures()
                 code = pytest.main([os.path.join(root, driver["target"]), "-q", "-x", "--no-header", "-p",
-                                    "no:cacheprovider", "-o", "addopts=", "--rootdir", root, "-W", "ignore"])
+                                    "no:cacheprovider", "-o", "addopts=", "--rootdir", root, "-W", "ignore"],
+                                   plugins=[failures])
                 ended = "passed" if int(code) == 0 else f"pytest exit {int(code)}"
+                error = failures.first
             elif driver.get("code") is not None:  # a notebook's cells, a README block
                 exec(compile(driver["code"], path, "exec", dont_inherit=True), {"__name__": "__main__"})  # noqa: S102
             else:
@@ -554,8 +583,13 @@ def _run_driver(request: dict, cpu_seconds: float) -> str:
         ended, error = "raised", f"{type(exc).__name__}: {str(exc)[:300]}"
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGPROF, previous)
-    if cut:
+        signal.signal(signal.SIGALRM, previous_alarm)
+    if cut and cut[0] == signal.SIGALRM:
+        ended, error = "cut", ("stopped at its share of the case's budget, spent by the processes it started or by "
+                               "waiting on them")
+    elif cut:
         ended, error = "cut", f"stopped after {share:.0f} s of CPU time, its share of the budget"
     from paperproof.fixtures.standins import planted_sets, used
 
@@ -648,5 +682,5 @@ def _drive(request: dict, plan: dict, fd: int) -> None:
     send, pack, exit_now = sender.send, packer.send, os._exit
     _prepare_driver(request)
     send((b"L", pack(f"ran the repository's {request['driver']['kind']} {request['driver']['target']}"[:400])[1]))
-    send(pack(_run_driver(request, float(plan["cpu_seconds"]))))
+    send(pack(_run_driver(request, float(plan["cpu_seconds"]), float(plan.get("wall_seconds", 0)))))
     exit_now(0)

@@ -168,6 +168,7 @@ class _Supervisor:
             poller.register(fd, select.POLLIN)
         alive, reaped = True, False
         look = 0.0  # when the run's CPU time is next looked at
+        warned = plan.get("how") != "driver"  # a driver is told to stop, once, before it is killed
         while alive:
             now = _now()
             if now >= self.deadline:
@@ -177,10 +178,17 @@ class _Supervisor:
                 look = now + meters.TICK
                 if self.meter.sampled:
                     self.meter.waited(self.live)
-                if self.cpu() - spent >= self.limits.cpu_seconds:
+                used = self.cpu() - spent
+                if used >= self.limits.cpu_seconds:
                     self.spent = True
                     ended = ("killed", self._cpu_line())
                     break
+                if not warned and used >= self.limits.cpu_seconds * DRIVER_WARNING:
+                    warned = True  # its own timer counts only its own time, not that of the processes it started
+                    try:
+                        os.kill(pid, signal.SIGALRM)
+                    except ProcessLookupError:
+                        pass
             for fd, _ in poller.poll(max(0.0, min(self.deadline, look) - now) * 1000):
                 if fd == read_end:
                     buffer += _drain(read_end)
@@ -409,6 +417,10 @@ def _drain(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+# Of a driver's case budget, what it and every process it started may spend before it is told to stop and hand back
+# what it called (SIGALRM, which `child._run_driver` turns into a cut): above the driver's own share of CPU time, so
+# that a driver spending its time itself stops by its own timer first.
+DRIVER_WARNING = 0.85
 OURS = sandbox.RESERVED  # the scratch folder a run is given, the harness's files, and where libraries keep their caches
 MAX_WROTE = 20
 
@@ -455,7 +467,8 @@ def plan(request: dict, case: dict, cap: int) -> dict:
     device = request.get("device", "cpu")
     if request.get("driver"):  # the repository's own test, example, script, notebook or README block (`runner.observe`)
         return {"how": "driver", "calls": [None], "cap": cap, "positional": 0, "keywords": [],
-                "cpu_seconds": sandbox.Limits(**request.get("limits", {})).cpu_seconds}
+                "cpu_seconds": sandbox.Limits(**request.get("limits", {})).cpu_seconds,
+                "wall_seconds": sandbox.Limits(**request.get("limits", {})).wall_seconds}
     if case.get("protocol"):  # driven by a training run through the protocol it declares (`runner.protocols`)
         how = "protocol"
 
