@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds: list[float] = []
     drivers: Counter[str] = Counter()
     observed: Counter[str] = Counter()  # scoring entries (*) by whether a driver called them
+    replaced: Counter[str] = Counter()  # what the drivers were given planted stand-ins for
     for repo in repos:
         start = time.perf_counter()
         verified = verify_checkout(repo, everything=args.all, workers=args.workers,
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         took = time.perf_counter() - start
         runs = Counter(d.status for d in verified.drivers)
         drivers.update(runs)
+        replaced.update(r for d in verified.drivers for r in d.replaced)
         observed.update("observed" if s.observed else "guessed" for s in samples if s.link_basis in HARDNESS)
         seconds.append(took)
         statuses = Counter(s.status for s in samples)
@@ -89,11 +91,16 @@ def main(argv: list[str] | None = None) -> int:
         for d in verified.drivers:
             if d.status != "not_run" and not args.quiet:
                 print(f"  driver {d.status:<8} {d.driver.target} ({d.ended}{': ' + d.error if d.error else ''}), "
-                      f"called {len(d.observed)} of the repository's functions")
+                      f"called {len(d.observed)} of the repository's functions"
+                      + (f"; replaced {'; '.join(d.replaced)}" if d.replaced else ""))
         if not args.quiet:
             for s in samples:
                 mark = ("o" if s.observed else "*") if s.link_basis in HARDNESS else " "
                 print(f" {mark}{s.status:<16} {s.path}::{s.qualname}\n  {'':<16} {s.reason[:200]}")
+                on = s.observed.on_planted if s.observed else None
+                if on is not None:
+                    print(f"  {'':<16} on the driver's planted stand-in ({on.samples}): "
+                          + (", ".join(f"{k} AUROC {d.auroc:.2f}" for k, d in on.figures.items()) or on.orientation_basis))
     for title, counted in (("total", totals), ("hardness entries (*)", hardness)):
         count = sum(counted.values())
         ran = sum(n for s, n in counted.items() if s.startswith("ran"))
@@ -107,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     print("scoring entries (*, o) observed being called by a driver or guessed: "
           + (", ".join(f"{k} {n}" for k, n in sorted(observed.items())) or "none"))
     print("drivers: " + (", ".join(f"{k} {n}" for k, n in sorted(drivers.items())) or "none"))
+    print("replaced by planted stand-ins: " + (", ".join(f"{k} ×{n}" for k, n in sorted(replaced.items())) or "nothing"))
     print("arguments from: " + ", ".join(f"{k} {n}" for k, n in sorted(sources.items())))
     print("loaded: " + ", ".join(f"{k} {n}" for k, n in sorted(loads.items())))
     print(f"verify time per repository: median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s "

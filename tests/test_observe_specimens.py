@@ -46,6 +46,13 @@ def executor():
         yield running
 
 
+def _observe_installed(root, executor, tmp_path, package, *args):
+    """`_observe` in the specimen's environment, `package` installed in it from the registry."""
+    env = environment.prepare(root, _envs(tmp_path))
+    assert any(p.startswith(f"{package}==") for p in env.installed), env.not_installed
+    return _observe(root, executor, env.path, missing_imports(str(root), (env.path,)), *args)
+
+
 def _observe(root: Path, executor: Executor, env: str | None = None, stubs: tuple[str, ...] = (),
              limits: dict = LIMITS) -> list[DriverRun]:
     entries = extract_repo(root, root.name, Budget()).entries
@@ -223,9 +230,7 @@ print(np.stack(history).mean(axis=1))
 @needs_registry
 def test_a_training_script_runs_three_epochs_on_planted_mnist_and_its_hook_is_per_sample(tmp_path, executor):
     root = _write(tmp_path / "probe", TRAINING_SCRIPT)
-    env = environment.prepare(root, _envs(tmp_path))
-    assert any(p.startswith("torchvision==") for p in env.installed), env.not_installed
-    runs = _observe(root, executor, env.path, missing_imports(str(root), (env.path,)))
+    runs = _observe_installed(root, executor, tmp_path, "torchvision")
     (run,) = runs
     assert run.driver.kind == "script" and run.status == "ran", (run.ended, run.error)
     assert run.replaced == ["the default of --epochs lowered from 100 to 3", "torchvision.datasets.MNIST"]
@@ -614,9 +619,7 @@ plt.show()
 @needs_registry
 def test_a_driver_that_shows_a_plot_does_not_wait_for_a_window(tmp_path, executor):
     root = _write(tmp_path / "robustplot", PLOTTING_REPO)
-    env = environment.prepare(root, _envs(tmp_path))
-    assert any(p.startswith("matplotlib==") for p in env.installed), env.not_installed
-    runs = _observe(root, executor, env.path, missing_imports(str(root), (env.path,)))
+    runs = _observe_installed(root, executor, tmp_path, "matplotlib")
     (run,) = runs
     assert run.status == "ran" and run.ended == "returned", (run.ended, run.error)  # the Agg backend: show() returns
     assert run.cpu_seconds is not None and run.cpu_seconds < LIMITS["cpu_seconds"] * 0.75

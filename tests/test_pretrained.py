@@ -12,15 +12,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-from paperproof.catalogue.budget import Budget
-from paperproof.catalogue.extract import extract_repo
 from paperproof.catalogue.observed import observations
 from paperproof.fixtures.pretrained import SPECIALS, TINY, family, vocab_size, vocabulary
-from paperproof.fixtures.stubs import missing_imports
 from paperproof.runner import environment
-from paperproof.runner.executor import Executor
-from paperproof.runner.observe import observe
 from tests.test_environment import _registry_reachable, needs_registry  # noqa: F401 - its condition names it
+from tests.test_standins import observe_specimen
 
 
 def test_a_hub_names_family_is_read_from_its_words_and_a_local_folder_is_left_alone(tmp_path):
@@ -163,13 +159,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 @needs_registry
 def test_a_script_that_loads_pretrained_resnet_and_bert_runs_on_random_weights(tmp_path):
-    root = tmp_path / "energyscores"
-    _write(root, SPECIMEN)
-    env = environment.prepare(root, Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs")))
-    assert {p.split("==")[0] for p in env.installed} >= {"torchvision", "transformers", "tokenizers"}, env.not_installed
-    entries = extract_repo(root, "energyscores", Budget()).entries
-    with Executor(workers=1) as executor:
-        (run,) = observe(root, entries, executor, env.path, missing_imports(str(root), (env.path,)))
+    run = observe_specimen(tmp_path, "energyscores", SPECIMEN, {"torchvision", "transformers", "tokenizers"})
     assert run.status == "ran", (run.ended, run.error)
     assert run.replaced == REPLACED, run.replaced
     seen = observations([run])["energy.py::free_energy"]
@@ -267,13 +257,8 @@ print(features.shape, feature_norms(features))
 
 @needs_registry
 def test_a_script_that_builds_resnet50_with_imagenet_weights_through_keras_runs_on_random_ones(tmp_path):
-    root = tmp_path / "resnetfeatures"  # TensorFlow's CPU wheel is large: the first run installs it for minutes
-    _write(root, KERAS_SPECIMEN)
-    env = environment.prepare(root, Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs")))
-    assert any(p.startswith("tensorflow-cpu==") for p in env.installed), env.not_installed
-    entries = extract_repo(root, "resnetfeatures", Budget()).entries
-    with Executor(workers=1) as executor:
-        (run,) = observe(root, entries, executor, env.path, missing_imports(str(root), (env.path,)))
+    # TensorFlow's CPU wheel is large: the first run installs it for minutes
+    run = observe_specimen(tmp_path, "resnetfeatures", KERAS_SPECIMEN, {"tensorflow-cpu"})
     assert run.status == "ran", (run.ended, run.error)
     assert run.replaced == ["keras.applications.ResNet50 weights='imagenet' (random weights)"]
     seen = observations([run])["features.py::feature_norms"]

@@ -297,6 +297,19 @@ def _write(root: Path, files: dict[str, str]) -> None:
         (root / name).write_text(text)
 
 
+def observe_specimen(tmp_path: Path, name: str, files: dict[str, str], installs: set[str] = frozenset()):
+    """Write a specimen repository, install what it imports from the registry (`installs` must be among it), and
+    run its one driver in the sandbox: that driver's record."""
+    root = tmp_path / name
+    _write(root, files)
+    env = environment.prepare(root, Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs")))
+    assert installs <= {p.split("==")[0] for p in env.installed}, env.not_installed
+    entries = extract_repo(root, name, Budget()).entries
+    with Executor(workers=1) as executor:
+        (run,) = observe(root, entries, executor, env.path, missing_imports(str(root), (env.path,)))
+    return run
+
+
 OPENML_SPECIMEN = {
     "confident.py": '''import numpy as np
 
@@ -323,13 +336,7 @@ print("most suspicious:", np.argsort(scores)[:10])
 
 @needs_registry
 def test_a_script_that_fetches_from_openml_runs_on_the_planted_stand_in(tmp_path):
-    root = tmp_path / "labelerrors"
-    _write(root, OPENML_SPECIMEN)
-    env = environment.prepare(root, Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs")))
-    assert any(p.startswith("scikit-learn==") for p in env.installed), env.not_installed
-    entries = extract_repo(root, "labelerrors", Budget()).entries
-    with Executor(workers=1) as executor:
-        (run,) = observe(root, entries, executor, env.path, missing_imports(str(root), (env.path,)))
+    run = observe_specimen(tmp_path, "labelerrors", OPENML_SPECIMEN, {"scikit-learn"})
     assert run.status == "ran", (run.ended, run.error)
     assert run.replaced == ["sklearn.datasets.fetch_openml('mnist_784')"]
     seen = observations([run])["confident.py::self_confidence"]
@@ -400,13 +407,8 @@ print(x_train.shape, y_train.shape, predictive_entropy(probabilities)[:5])
 
 @needs_registry
 def test_a_script_that_loads_cifar10_through_keras_runs_on_the_planted_stand_in(tmp_path):
-    root = tmp_path / "cifarentropy"  # TensorFlow's CPU wheel is large: the first run installs it for minutes
-    _write(root, KERAS_SPECIMEN)
-    env = environment.prepare(root, Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs")))
-    assert any(p.startswith("tensorflow-cpu==") for p in env.installed), env.not_installed
-    entries = extract_repo(root, "cifarentropy", Budget()).entries
-    with Executor(workers=1) as executor:
-        (run,) = observe(root, entries, executor, env.path, missing_imports(str(root), (env.path,)))
+    # TensorFlow's CPU wheel is large: the first run installs it for minutes
+    run = observe_specimen(tmp_path, "cifarentropy", KERAS_SPECIMEN, {"tensorflow-cpu"})
     assert run.status == "ran", (run.ended, run.error)
     assert run.replaced == ["keras.datasets.cifar10"]
     seen = observations([run])["uncertainty.py::predictive_entropy"]
