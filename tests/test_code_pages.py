@@ -27,7 +27,12 @@ from tests.test_hostile_build import GOOD
 
 MIT = ("MIT License\n\nCopyright (c) 2024 Lab\n\nPermission is hereby granted, free of charge, to any person obtaining "
        "a copy of this software, to deal in the Software without restriction\n")
-SHIPPED = "https://github.com/eliorc/tavolo"  # in the bundled shipped records: MIT, three samples, no source
+SHIPPED = "https://github.com/eliorc/tavolo"  # in the bundled shipped records: MIT, no source
+
+
+def shipped_samples() -> int:
+    """How many samples the bundled records hold of the shipped repository (a regeneration may change it)."""
+    return len(json.loads((bundled_results() / "github.com" / "eliorc+tavolo.json").read_text())["samples"])
 # the paper the shipped samples name (`papers`), so that their pages link to a paper of this site
 OTHER_SLUG = "dataset-cartography-mapping-and-diagnosing"
 OTHER = {**PAPER, "paper_url": f"https://paperswithcode.com/paper/{OTHER_SLUG}", "title": "Closed One",
@@ -76,7 +81,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_sample_has_its_code_record_and_nothing_else_is_published(site):
     samples = sample_twins(site)
-    assert len(samples) == 5  # mean_margin in each checkout, the three shipped ones
+    assert len(samples) == 2 + shipped_samples()  # mean_margin in each checkout, and the shipped ones
     hashes = {s["code_sha256"] for s in samples}
     assert sorted(p.name for p in (site / "code").iterdir()) == sorted(f"{h}.json" for h in hashes)
     schema = json.loads((site / "schema" / "code.json").read_text())
@@ -113,7 +118,7 @@ def test_code_is_shown_under_the_licence_that_allows_it_and_every_place_is_point
 
 def test_shipped_records_are_pointers_to_the_pinned_source(site):
     shipped = [s for s in sample_twins(site) if s["repo"] == "eliorc/tavolo"]
-    assert len(shipped) == 3
+    assert len(shipped) == shipped_samples() >= 1
     for sample in shipped:
         record = json.loads((site / "code" / f"{sample['code_sha256']}.json").read_text())
         assert sample["inline_ok"] and record["code"] is None and record["attribution"] is None
@@ -153,7 +158,8 @@ def test_a_shipped_record_with_a_bad_hash_is_reported_by_name_and_publishes_no_f
     bad = [r for r in summary.rejects if "code_sha256" in r.reason]
     assert len(bad) == 1 and record["samples"][0]["sample_id"] in bad[0].file
     assert bad[0].reason.startswith("bad code_sha256: '../../index' is not 64 lowercase hex digits")
-    assert len(list((tmp_path / "site" / "code").iterdir())) == 2  # the other two samples' code
+    code = tmp_path / "site" / "code"
+    assert len(list(code.iterdir()) if code.exists() else []) == shipped_samples() - 1  # the other samples' code
     assert not (tmp_path / "index.json").exists()  # where code/../../index.json would have gone
 
 

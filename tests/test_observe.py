@@ -213,3 +213,15 @@ def test_a_rebuild_answers_the_drivers_from_the_cache_without_a_sandbox(built):
         assert observer._executor is None  # every driver's run came from the cache
     twin = json.loads((built / "site" / "repo" / "lab+tidylabels.json").read_text())
     assert [r.driver.target for r in runs] == [d["target"] for d in twin["drivers"]]
+
+
+def test_a_temporary_path_the_driver_made_is_not_part_of_its_record():
+    from paperproof.catalogue.drivers import Driver
+    from paperproof.runner.observe import parse
+
+    driver = Driver(kind="test", target="tests/test_io.py::test_save", path="tests/test_io.py", line=3, cost=4)
+    trace = {"ended": "pytest exit 1", "error": "ValueError: cannot save to /tmp/tmp3gvt5473/model.h5",
+             "cpu_seconds": 1.0, "observed": []}
+    answer = {"report": [json.dumps({"event": "case", "outcome": "returned", "trace": trace})]}
+    run = parse(driver, answer, set())
+    assert run.status == "failed" and run.error == "ValueError: cannot save to <a temporary path>/model.h5"

@@ -14,6 +14,7 @@ anything malformed makes that driver `failed`, never a fact about an entry.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,6 +43,15 @@ def payload(driver: Driver, snapshot: str, environment: str | None, stubs: Seque
             "environment": environment, "stubs": list(stubs), "limits": limits or {}, "wants_device": False}
 
 
+# A temporary file or folder the driver made in the sandbox's own /tmp: a random name, the same every run for what
+# a record says, so that the same code gives the same record.
+TEMPORARY = re.compile(r"/tmp/(?:tmp|run-)[\w.-]*")
+
+
+def _said(text: object, limit: int) -> str:
+    return TEMPORARY.sub("<a temporary path>", str(text))[:limit]
+
+
 def parse(driver: Driver, answer: dict, keys: set[str]) -> DriverRun:
     """A zygote's answer as a driver's run: what the harness decided, the trace it bounded, validated here, kept for
     the calls of `keys` (entry keys) only."""
@@ -61,7 +71,7 @@ def parse(driver: Driver, answer: dict, keys: set[str]) -> DriverRun:
         exception = case.get("exception") or {}
         why = case.get("ended") or f"{exception.get('type', 'Exception')}: {exception.get('message', '')}"
         cut: DriverStatus = "cut" if case.get("end") in ("killed", "timeout", "cut_by_load") else "failed"
-        return DriverRun(driver=driver, status=cut, ended=str(why)[:300])
+        return DriverRun(driver=driver, status=cut, ended=_said(why, 300))
     trace = case.get("trace") or {}
     try:
         observed = [ObservedCode.model_validate(o) for o in trace.get("observed", [])
@@ -69,7 +79,7 @@ def parse(driver: Driver, answer: dict, keys: set[str]) -> DriverRun:
         ended = str(trace.get("ended", "returned"))[:120]
         error = trace.get("error")
         status: DriverStatus = "cut" if ended == "cut" else "ran" if ended in ("passed", "returned") else "failed"
-        return DriverRun(driver=driver, status=status, ended=ended, error=str(error)[:300] if error else None,
+        return DriverRun(driver=driver, status=status, ended=ended, error=_said(error, 300) if error else None,
                          cpu_seconds=float(trace["cpu_seconds"]) if "cpu_seconds" in trace else None,
                          replaced=[str(r)[:120] for r in trace.get("replaced", [])][:32], observed=observed,
                          values={k: v for k, v in (trace.get("values") or {}).items() if entry_key(str(k)) in keys},
