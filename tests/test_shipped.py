@@ -52,6 +52,9 @@ def test_shipped_json_has_no_source_text_only_the_code_sha256():
             text = json.dumps(sample)
             # (a path the repository's own code names, `/home/<author>/data.tsv` in its exception, is its own)
             assert not any(leak in text for leak in ("/tmp/", "/work/", "/root/", f"{Path.home()}/")), path.name
+        # nor in the record (its drivers' errors quote paths too)
+        text = json.dumps(raw["record"])
+        assert not any(leak in text for leak in ("/tmp/", "/work/", "/root/", f"{Path.home()}/")), path.name
 
 
 def test_the_committed_tree_holds_no_third_party_tree_under_the_snapshot():

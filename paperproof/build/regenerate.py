@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import platform
 import re
+import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -140,7 +141,7 @@ def regenerate(checkouts: Path, into: Path, *, archive: str | None = None, setti
         chosen = select_entries(chosen, terms, per_repo, BuildSummary(), observer)
     judged = run_and_judge(chosen, settings).repos
     made_by = MadeBy(paperproof=__version__, code=code_fingerprint(), command=REGENERATE)
-    places = {str(checkouts.resolve()): "DIR"}
+    places = {str(checkouts.resolve()): "DIR", sys.prefix: "PYTHON"}  # PYTHON: the runner's, whose paths errors quote
     if settings.environments is not None:
         places[str(settings.environments.resolve())] = "ENVIRONMENTS"
     if settings.cache is not None:
