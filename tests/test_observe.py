@@ -182,8 +182,9 @@ def built(tmp_path_factory) -> Path:
     write_dump(root / "archive", "papers-with-abstracts", [PAPER])
     write_dump(root / "archive", "links-between-papers-and-code",
                [{**LINK, "repo_url": "https://github.com/lab/tidylabels"}])
-    build(BuildConfig(archive=str(root / "archive"), repos=root / "repos", out=root / "site", cache=root / "cache",
-                      workers=1, jobs=1, limits={"cpu_seconds": 8}))
+    summary = build(BuildConfig(archive=str(root / "archive"), repos=root / "repos", out=root / "site",
+                                cache=root / "cache", workers=1, jobs=1, limits={"cpu_seconds": 8}))
+    (root / "summary.txt").write_text("\n".join(summary.lines()))
     return root
 
 
@@ -201,6 +202,8 @@ def test_a_build_runs_the_drivers_and_the_repository_page_lists_them(built):
     broken = drivers["tests/test_broken.py::test_half_flipped"]
     assert broken["status"] == "failed" and [c["entry"] for c in broken["called"]] == ["tidylabels/core.py::flip_rate"]
     assert broken["called"][0]["url"] is None  # a helper it called: no sample of it
+    assert ("drivers (the repositories' own tests, examples, scripts and notebooks): cut 1, failed 1, ran 2; 2 "
+            "sample(s) observed being called by them") in (built / "summary.txt").read_text()
     page = (built / "site" / "repo" / "lab+tidylabels" / "index.html").read_text()
     assert "Its own drivers" in page and "tests/test_forever.py::test_until_it_settles" in page
 

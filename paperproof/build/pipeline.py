@@ -79,6 +79,9 @@ def build(config: BuildConfig) -> BuildSummary:
                 repos = select_entries(repos, terms, config.per_repo, summary, observer)
             judged = run_and_judge(repos, run_settings(config))
             repos, summary.executed, summary.cached = judged.repos, judged.executed, judged.cached
+            ran_here = [w for w in repos.values() if w.record.has_source]  # shipped records ran elsewhere
+            summary.drivers.update(d.status for w in ran_here for d in w.record.drivers)
+            summary.observed = sum(1 for w in ran_here for s in w.samples if s.observed)
             repos = shipped.attach(repos, results)
             summary.skipped_files.extend(judged.skipped)
         with summary.timed("paper pages"):

@@ -33,6 +33,8 @@ class BuildSummary:
     partial: list[str] = field(default_factory=list)  # `--allow-partial`: the damage each partial file stops at
     shipped: list[str] = field(default_factory=list)  # repositories shown from shipped records; stale or not
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage (for the terminal, never the site)
+    drivers: Counter = field(default_factory=Counter)  # the repositories' own drivers this build ran, by status
+    observed: int = 0  # samples a driver of theirs was seen calling
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
@@ -55,6 +57,10 @@ class BuildSummary:
             "samples by status: " + (", ".join(f"{k} {v}" for k, v in sorted(self.samples.items())) or "none"),
             f"runs: {self.executed} executed, {self.cached} from the cache",
         ]
+        if self.drivers:
+            out.append("drivers (the repositories' own tests, examples, scripts and notebooks): "
+                       + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(self.drivers.items()))
+                       + f"; {self.observed} sample(s) observed being called by them, the rest on inferred arguments")
         if self.check:
             count = self.pages.get("stale", 0)
             if not self.is_stale:
