@@ -214,14 +214,14 @@ def observations(runs: Iterable[DriverRun]) -> dict[str, Observation]:
                 for name, summary in code.calls[0].args.items():
                     args.setdefault(name, summary)
             valued = next((run.values[code.key] for code in codes if code.key in run.values), None)
-            kinds = run.planted.get(str(len(valued))) if valued is not None else None
+            kinds = run.planted.get(str(len(valued))) if valued is not None and scoring else None
             found[key] = Observation(
                 driver=run.driver.target, kind=run.driver.kind, replay=replay(run.driver),
                 line=entry_first.caller[1] if entry_first.caller else None,
                 caller_path=entry_first.caller[0] if entry_first.caller else None,
                 calls=max(code.count for code in codes), per_sample=bool(scoring), returns=describe(first.result),
                 n=_samples(first, given) if scoring else None, args=args, replaced=list(run.replaced),
-                values=valued if scoring and kinds else None, planted_kinds=kinds if scoring and valued else None)
+                values=valued if kinds else None, planted_kinds=kinds or None)
     return found
 
 
