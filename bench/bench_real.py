@@ -13,7 +13,13 @@ for a recognised metric in what they returned), the measure issue 23 sets its ta
 that ran were checked against (`Sample.checked`: the paper's definition, contracts only, nothing); the rest
 of a selection are entries kept to fill its limit.
 
-    .venv/bin/python bench/bench_real.py /tmp/checkouts [--workers 2] [--all]
+With `--labels` (a hand-labelled list as `bench_select.py` reads it: per repository the entries that compute a
+per-sample score, `hardness`, and helpers that must not be taken, `not_hardness`), it also prints the selection's
+precision (of the entries selected as scoring, the share the list calls scoring; of all selected, the same) and
+recall@8 (labelled scoring entries among those selected, at most 8, over min(labelled, 8)), per repository and
+summed over them, as `verify` selected with its default flags (the drivers' observations included).
+
+    .venv/bin/python bench/bench_real.py /tmp/checkouts [--workers 2] [--all] [--labels LABELS.csv]
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bench_select import read_labels  # noqa: E402
 from paperproof.verify.checkout import verify_checkout  # noqa: E402
 
 INFORMATIVE = frozenset({"ran", "ran_violates", "ran_draft_wrong"})
@@ -49,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-install", action="store_true", help="install nothing: stand-ins only")
     parser.add_argument("--no-observe", action="store_true",
                         help="run no driver of the repository (the selection and arguments as before issue 45)")
+    parser.add_argument("--labels", type=Path, help="hand-labelled entries: print selection precision and recall@8")
     args = parser.parse_args(argv)
     repos = sorted(p for p in args.checkouts.iterdir() if p.is_dir())
     if not repos:
@@ -63,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     drivers: Counter[str] = Counter()
     observed: Counter[str] = Counter()  # scoring entries (*) by whether a driver called them
     replaced: Counter[str] = Counter()  # what the drivers were given planted stand-ins for
+    labels = read_labels(args.labels) if args.labels else {}
+    selection: Counter[str] = Counter()  # summed over labelled repositories: see `_selection`
     for repo in repos:
         start = time.perf_counter()
         verified = verify_checkout(repo, everything=args.all, workers=args.workers,
@@ -88,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
               f"informative {share(informative, len(samples))}, {took:.1f} s; arguments from "
               + (", ".join(f"{k} {n}" for k, n in sorted(here.items())) or "none")
               + "; drivers " + (", ".join(f"{k} {n}" for k, n in sorted(runs.items())) or "none"))
+        if labels:
+            here_selection = _selection(samples, labels.get(repo.name.replace("+", "/"), {}))
+            selection.update(here_selection)
+            print("  selection: " + _selection_line(here_selection))
         for d in verified.drivers:
             if d.status != "not_run" and not args.quiet:
                 print(f"  driver {d.status:<8} {d.driver.target} ({d.ended}{': ' + d.error if d.error else ''}), "
@@ -117,9 +131,28 @@ def main(argv: list[str] | None = None) -> int:
     print("replaced by planted stand-ins: " + (", ".join(f"{k} ×{n}" for k, n in sorted(replaced.items())) or "nothing"))
     print("arguments from: " + ", ".join(f"{k} {n}" for k, n in sorted(sources.items())))
     print("loaded: " + ", ".join(f"{k} {n}" for k, n in sorted(loads.items())))
+    if labels:
+        print("selection, all labelled repositories: " + _selection_line(selection))
     print(f"verify time per repository: median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s "
           f"(workers {args.workers})")
     return 0
+
+
+def _selection(samples: list, truth: dict[tuple[str, str], str]) -> Counter[str]:
+    """Counts for precision and recall@8 of one repository's selection against its labels."""
+    hard = {key for key, label in truth.items() if label == "hardness"}
+    chosen = [(s.path, s.qualname.split(".")[0]) for s in samples]
+    scoring = [(s.path, s.qualname.split(".")[0]) for s in samples if s.link_basis in HARDNESS]
+    return Counter({"scoring": len(scoring), "scoring_true": sum(k in hard for k in scoring),
+                    "selected": len(chosen), "selected_true": sum(k in hard for k in chosen),
+                    "traps": sum(truth.get(k) == "not_hardness" for k in chosen),
+                    "recall_num": min(len(set(chosen) & hard), 8), "recall_den": min(len(hard), 8)})
+
+
+def _selection_line(counts: Counter[str]) -> str:
+    return (f"precision {share(counts['scoring_true'], counts['scoring'])} of those selected as scoring, "
+            f"{share(counts['selected_true'], counts['selected'])} of all selected; recall@8 "
+            f"{share(counts['recall_num'], counts['recall_den'])}; helpers labelled not to take, taken {counts['traps']}")
 
 
 if __name__ == "__main__":

@@ -625,3 +625,66 @@ def test_a_driver_that_shows_a_plot_does_not_wait_for_a_window(tmp_path, executo
     assert run.cpu_seconds is not None and run.cpu_seconds < LIMITS["cpu_seconds"] * 0.75
     seen = observations(runs)["robustplot/weights.py::bisquare_weights"]
     assert seen.per_sample and seen.returns == "numpy.ndarray float64 [200]"
+
+
+# --- relative paths as the authors ran them, and a README read block after block -----------------------------------
+
+RELATIVE_REPO = {
+    "lib/scoring.py": '''import numpy as np
+
+
+def margin_scores(probs, labels):
+    """The probability of each example's label less the largest other probability."""
+    rows = np.arange(len(labels))
+    given = probs[rows, labels]
+    rest = probs.copy()
+    rest[rows, labels] = -np.inf
+    return given - rest.max(axis=1)
+''',
+    "results/.gitkeep": "",
+    "notebooks/margins.ipynb": json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        _cell("code", "import sys\nsys.path.append('../lib')\nimport numpy as np\nfrom scoring import margin_scores"),
+        _cell("code", "rng = np.random.default_rng(2)\nprobs = rng.dirichlet(np.ones(4), size=50)\n"
+                      "labels = rng.integers(0, 4, 50)\nm = margin_scores(probs, labels)\n"
+                      "np.save('../results/margins.npy', m)"),
+    ]}, indent=1),
+    "README.md": '''# margins
+
+Install, then load your predictions:
+
+```bash
+pip install -e .
+```
+
+```python
+import sys; sys.path.append("lib")
+import numpy as np
+probs = np.full((30, 3), 1 / 3)
+labels = np.zeros(30, dtype=int)
+```
+
+and score them:
+
+```python
+from scoring import margin_scores
+print(margin_scores(probs, labels)[:5])
+```
+''',
+}
+
+
+def test_a_notebook_runs_from_its_folder_and_a_readme_block_after_the_blocks_before_it(tmp_path, executor):
+    """A notebook's relative paths (`../lib`, `../results/…`) resolve as in its authors' checkout, and what it writes
+    lands in the sandbox's scratch, not the checkout; a README block uses what the Python blocks before it defined."""
+    without = {name: text for name, text in RELATIVE_REPO.items() if name != "README.md"}
+    root = _write(tmp_path / "margins", without)  # one driver at a time: the first to observe the entry settles it
+    (notebook,) = _observe(root, executor)
+    assert notebook.status == "ran", (notebook.ended, notebook.error)
+    assert not (root / "results" / "margins.npy").exists()
+    readme = {name: text for name, text in RELATIVE_REPO.items() if not name.endswith(".ipynb")}
+    (block,) = _observe(_write(tmp_path / "margins-readme", readme), executor)
+    assert block.driver.target == "README.md#block-2" and block.driver.setup, block.driver
+    assert block.status == "ran", (block.ended, block.error)
+    seen = observations([notebook])["lib/scoring.py::margin_scores"]
+    assert seen.per_sample and seen.returns == "numpy.ndarray float64 [50]"
+    assert observations([block])["lib/scoring.py::margin_scores"].returns == "numpy.ndarray float64 [30]"

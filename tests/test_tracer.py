@@ -161,3 +161,33 @@ def test_a_summary_never_raises_and_says_what_it_can() -> None:
     torch = pytest.importorskip("torch")
     t = summary(torch.ones(2, 3))
     assert t == {"type": "torch.Tensor", "shape": [2, 3], "dtype": "torch.float32", "min": 1.0, "max": 1.0}
+
+
+def test_a_method_a_class_inherits_is_recorded_as_the_method_of_the_class_the_driver_made(tmp_path: Path) -> None:
+    """The driver made the library's subclass and called a method its base defines: the call is the subclass's (the
+    entry it observed). A subclass the driver defines itself leaves the call with the library's base."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib/__init__.py").write_text("")
+    (tmp_path / "lib/base.py").write_text(
+        "class Base:\n    def __init__(self, n):\n        self.n = n\n\n"
+        "    def scores(self):\n        return [self.step(i) for i in range(self.n)]\n")
+    (tmp_path / "lib/modules.py").write_text(
+        "from lib.base import Base\n\n\nclass Exact(Base):\n    def step(self, i):\n        return float(i)\n")
+    (tmp_path / "drive.py").write_text(
+        "from lib.base import Base\nfrom lib.modules import Exact\n\n\n"
+        "class Mine(Base):\n    def step(self, i):\n        return 0.0\n\n\n"
+        "Exact(4).scores()\nMine(3).scores()\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with Tracer(str(tmp_path), owners={"lib/base.py", "lib/modules.py"}) as tracer:
+            runpy.run_path(str(tmp_path / "drive.py"))
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "lib" or m.startswith("lib.")]:
+            del sys.modules[name]
+    seen = tracer.observed
+    assert seen["lib/modules.py::Exact.scores"].calls[0].result == {"type": "list", "len": 4, "items": [
+        {"type": "float", "value": float(i)} for i in range(4)]}
+    assert seen["lib/modules.py::Exact.__init__"].count == 1
+    assert seen["lib/base.py::Base.scores"].count == 1  # Mine's: the driver's own class
+    assert seen["lib/base.py::Base.scores"].calls[0].result["len"] == 3

@@ -223,3 +223,48 @@ def test_numpy_axis_and_shape_complaints_about_our_input_are_at_its_boundary():
     assert at_boundary(ExceptionInfo(type="RuntimeError", message="expand(torch.LongTensor{[24]}, size=[]): the number "
                                      "of sizes provided (0) must be greater or equal to the number of dimensions"))
     assert not at_boundary(ExceptionInfo(type="numpy.linalg.LinAlgError", message="Singular matrix"))
+
+
+def _observed(result: dict | None, returned: int = 3, raised: int = 0):
+    from paperproof.catalogue.observed import Observation
+
+    return Observation(driver="tests/test_scores.py::test_influence", kind="test", line=12,
+                       caller_path="tests/test_scores.py", calls=returned + raised, per_sample=result is not None,
+                       returns="numpy.ndarray float32 [100]", result=result, returned=returned, raised=raised)
+
+
+OBSERVED_SCORES = {"type": "numpy.ndarray", "shape": [100], "dtype": "float32", "min": -0.5, "max": 2.0}
+
+
+def test_where_our_cases_said_nothing_the_repositorys_own_call_decides():
+    from paperproof.verify.verdict import Verdict, from_observed
+
+    nothing = Verdict("unverified", "no fixture: parameter `model` needs a trained model")
+    got = from_observed(nothing, _observed(OBSERVED_SCORES), CONTRACT)  # returns float: an ndarray breaks it
+    assert got.status == "ran_violates" and got.contract_check == "VIOLATES"
+    assert got.reason.startswith("observed: its repository's own test tests/test_scores.py::test_influence (line 12 "
+                                 "of tests/test_scores.py) called it 3 time(s); 3 of the 3 calls kept returned, first "
+                                 "ndarray float32 [100] in [-0.5, 2]; one value per sample. Our own cases: no fixture")
+    assert "broke its own promise: returns float (its annotation), got ndarray" in got.reason
+    plain = from_observed(nothing, _observed(OBSERVED_SCORES), draft(extract_module(
+        "def f(x):\n    pass\n", repo="o/r", path="m.py")[0]))
+    assert (plain.status, plain.contract_check) == ("ran", None) and plain.reason.endswith("nothing declared to check")
+    ours = Verdict("ran_fixture", "raised on every case (TypeError ×6) — at its input boundary")
+    assert from_observed(ours, _observed({"type": "float", "value": 0.5}), CONTRACT).status == "ran"
+    nan = {**OBSERVED_SCORES, "min": float("nan"), "max": float("nan")}
+    finite = draft(extract_module('def f(x):\n    """Returns:\n        np.ndarray: scores in [0, 1]."""\n',
+                                  repo="o/r", path="m.py")[0])
+    assert any(c.kind == "range" for c in finite.clauses)
+    assert from_observed(nothing, _observed(nan), finite).status == "ran"  # no range to break: NaN is not in it
+
+
+def test_the_repositorys_own_call_never_overrules_what_our_cases_found_or_a_run_we_cannot_trust():
+    from paperproof.verify.verdict import Verdict, from_observed
+
+    for said in (Verdict("ran", "returned on 6 of 6 cases"), Verdict("ran_violates", "raised on every case"),
+                 Verdict("unverified", "its report cannot be trusted: it wrote lines the runner never writes"),
+                 Verdict("unverified", "not run to a result: cut by load")):
+        assert from_observed(said, _observed(OBSERVED_SCORES), CONTRACT) is said
+    nothing = Verdict("unverified", "no fixture: parameter `model` needs a trained model")
+    assert from_observed(nothing, None, CONTRACT) is nothing
+    assert from_observed(nothing, _observed(None, returned=0, raised=2), CONTRACT) is nothing  # every call raised

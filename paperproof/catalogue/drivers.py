@@ -35,6 +35,7 @@ from paperproof.catalogue.entry import Entry
 MAX_HOPS = 3  # calls from a driver to an entry: a test calling a helper calling a helper calling the entry
 MAX_REACH = 256  # names one name's reach may hold
 MAX_DRIVERS = 2000  # per repository, in the order the files were read
+MAX_SETUP = 16  # earlier README blocks run before one
 EXAMPLE_FOLDERS = frozenset({"examples", "example", "demo", "demos", "tutorial", "tutorials", "notebooks"})
 
 DriverKind = Literal["test", "example", "script", "notebook", "readme"]
@@ -52,6 +53,9 @@ class Driver(BaseModel):
     fixtures: list[str] = Field(default_factory=list)  # a test's pytest fixtures, by name
     reaches: dict[str, int] = Field(default_factory=dict)  # `path::qualname` of an entry -> calls deep (1: direct)
     code: str | None = None  # a notebook's code cells joined, or a README block: what runs (a file runs as it is)
+    # A README block's earlier blocks, run before it in the same namespace as a reader pastes them one after another
+    # (each one's failure passed over: READMEs hold shell lines and sketches): what defines the names it uses.
+    setup: list[str] = Field(default_factory=list, max_length=MAX_SETUP)
 
     def nearest(self, wanted: Iterable[str]) -> int | None:
         """Calls deep to the nearest of `wanted` (entry keys) this driver reaches, or None."""
@@ -74,7 +78,9 @@ def find_drivers(root: Path, entries: Sequence[Entry], wanted: Iterable[str] | N
         if unit.source == "test":
             fixtures.update(_fixtures(unit.tree))
     found: list[Driver] = []
+    blocks: dict[str, list[str]] = {}  # a README's blocks read so far, in order
     for unit in units:
+        earlier = blocks.setdefault(unit.file, []) if unit.source == "readme" else []
         if budget.over(unit.file):
             skipped.append((unit.file, "drivers not read: the repository's analysis budget was spent"))
             continue
@@ -86,7 +92,10 @@ def find_drivers(root: Path, entries: Sequence[Entry], wanted: Iterable[str] | N
             if reaches:
                 found.append(Driver(kind=draft.kind, target=draft.target, path=unit.file, line=draft.line,
                                     cost=draft.cost, fixtures=draft.fixtures, reaches=reaches,
-                                    code=unit.text if draft.kind in ("notebook", "readme") else None))
+                                    code=unit.text if draft.kind in ("notebook", "readme") else None,
+                                    setup=earlier[-MAX_SETUP:]))
+        if unit.source == "readme":
+            earlier.append(unit.text)
     keys = [f"{e.path}::{e.qualname}" for e in entries] if wanted is None else list(wanted)
     return sorted(found, key=lambda d: _rank(d, keys))
 
@@ -174,9 +183,19 @@ def _read_calls(node: ast.AST, aliases: dict[str, str], draft: _Draft) -> None:
         if isinstance(child, ast.stmt):
             draft.cost += 1
         elif isinstance(child, ast.Call):
-            name = _called(child.func, aliases)
-            if name:
-                draft.calls.add(name)
+            draft.calls.update(_reached(child, aliases))
+
+
+def _reached(call: ast.Call, aliases: dict[str, str]) -> set[str]:
+    """The names a call may run: what it calls, and the functions and classes it hands over to be called
+    (`Problem(InfluenceModule, ...)`, `map(score, xs)`, `fit(callbacks=[DataMap])`): a driver that passes an entry
+    along reaches it as surely as one that calls it."""
+    names = {_called(call.func, aliases)}
+    for value in [*call.args, *(k.value for k in call.keywords)]:
+        for item in value.elts if isinstance(value, ast.List | ast.Tuple) else [value]:
+            if isinstance(item, ast.Name | ast.Attribute):
+                names.add(_called(item, aliases))
+    return {name for name in names if name}
 
 
 def _called(func: ast.expr, aliases: dict[str, str]) -> str | None:
@@ -243,9 +262,7 @@ class _Graph:
         calls = self.calls.setdefault(name, set())
         for child in ast.walk(node):
             if isinstance(child, ast.Call):
-                called = _called(child.func, aliases)
-                if called and called != name:
-                    calls.add(called)
+                calls.update(_reached(child, aliases) - {name})
 
     def reach(self, calls: set[str]) -> dict[str, int]:
         """Entry key -> calls deep, for a driver calling `calls` by name."""

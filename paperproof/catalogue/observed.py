@@ -108,6 +108,12 @@ class Observation(BaseModel):
     values: list[float] | None = Field(default=None, exclude=True)
     planted_kinds: dict[str, list[int]] | None = Field(default=None, exclude=True)
     on_planted: OnPlanted | None = None
+    # What the repository's own calls gave back, for the status when our own cases said nothing of the entry
+    # (`verify.verdict.from_observed`), not published: the summary of the first call that returned a value (the one
+    # that showed a score, where one did), and of the calls kept in detail, how many returned and how many raised.
+    result: dict | None = Field(default=None, exclude=True)
+    returned: int = Field(default=0, exclude=True)
+    raised: int = Field(default=0, exclude=True)
 
 
 def listed(runs: Iterable[DriverRun]) -> list[DriverLine]:
@@ -214,6 +220,8 @@ def observations(runs: Iterable[DriverRun]) -> dict[str, Observation]:
                 for name, summary in code.calls[0].args.items():
                     args.setdefault(name, summary)
             valued = next((run.values[code.key] for code in codes if code.key in run.values), None)
+            gave = [c for c in calls if not c.raised and (c.result or {}).get("type") not in (None, "NoneType")]
+            shown = first if first in gave else next(iter(gave), None)
             kinds = run.planted.get(str(len(valued))) if valued is not None and scoring else None
             found[key] = Observation(
                 driver=run.driver.target, kind=run.driver.kind, replay=replay(run.driver),
@@ -221,7 +229,9 @@ def observations(runs: Iterable[DriverRun]) -> dict[str, Observation]:
                 caller_path=entry_first.caller[0] if entry_first.caller else None,
                 calls=max(code.count for code in codes), per_sample=bool(scoring), returns=describe(first.result),
                 n=_samples(first, given) if scoring else None, args=args, replaced=list(run.replaced),
-                values=valued if kinds else None, planted_kinds=kinds or None)
+                values=valued if kinds else None, planted_kinds=kinds or None,
+                result=shown.result if shown is not None else None, returned=sum(not c.raised for c in calls),
+                raised=sum(c.raised for c in calls))
     return found
 
 

@@ -468,11 +468,39 @@ def _prepare_driver(request: dict) -> None:
     from paperproof.fixtures import standins
 
     standins.install()  # planted datasets in place of downloads the sandbox cannot make, loops shortened
+    copy = _working_copy(root)
+    if copy is not None:  # where its authors ran it: a notebook from its folder, the rest from the root
+        folder = os.path.dirname(request["driver"]["path"]) if request["driver"]["kind"] == "notebook" else ""
+        os.chdir(os.path.join(copy, folder))
     sys.argv = [os.path.join(root, request["driver"]["path"])]
     # The sandbox has no network: experiment trackers log nothing and model hubs answer from their (empty) cache at
     # once, instead of a driver failing on a login or waiting on a connection it cannot open.
     for name, value in DRIVER_ENVIRONMENT.items():
         os.environ.setdefault(name, value)
+
+
+MAX_COPIED = 20_000  # files of a checkout linked into a driver's working copy; a larger one runs in scratch
+
+
+def _working_copy(root: str) -> str | None:
+    """The checkout as a tree of folders in the scratch folder, each file a link to the read-only original: a
+    driver's relative paths (`../lib`, `./results/run.pkl`, `data/train.csv`) resolve as in its authors' checkout,
+    and what it writes lands in scratch. None when the checkout has more files than `MAX_COPIED`."""
+    copy, made = os.path.join(os.getcwd(), "checkout"), 0
+    try:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            here = os.path.join(copy, os.path.relpath(folder, root))
+            os.makedirs(here, exist_ok=True)
+            for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+                made += 1
+                if made > MAX_COPIED:
+                    return None
+                os.symlink(os.path.join(folder, name), os.path.join(here, name))
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+    except OSError:
+        return None
+    return copy
 
 
 class _PytestFailures:
@@ -553,7 +581,7 @@ def _run_driver(request: dict, cpu_seconds: float, wall_seconds: float = 0.0) ->
     signal.setitimer(signal.ITIMER_PROF, share)
     if wall_seconds > 0:
         signal.setitimer(signal.ITIMER_REAL, wall_seconds * DRIVER_SHARE)
-    tracer = Tracer(root)
+    tracer = Tracer(root, owners=set(request.get("entry_files") or ()))
     try:
         with tracer:
             if driver["kind"] == "test":
@@ -565,8 +593,14 @@ def _run_driver(request: dict, cpu_seconds: float, wall_seconds: float = 0.0) ->
                                    plugins=[failures])
                 ended = "passed" if int(code) == 0 else f"pytest exit {int(code)}"
                 error = failures.first
-            elif driver.get("code") is not None:  # a notebook's cells, a README block
-                exec(compile(driver["code"], path, "exec", dont_inherit=True), {"__name__": "__main__"})  # noqa: S102
+            elif driver.get("code") is not None:  # a notebook's cells, a README block after the blocks before it
+                namespace = {"__name__": "__main__"}
+                for block in driver.get("setup") or ():
+                    try:
+                        exec(compile(block, path, "exec", dont_inherit=True), namespace)  # noqa: S102
+                    except Exception:  # noqa: BLE001, S110 - a shell line or a sketch before the block that runs
+                        pass
+                exec(compile(driver["code"], path, "exec", dont_inherit=True), namespace)  # noqa: S102
             else:
                 import runpy
 

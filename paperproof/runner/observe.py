@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -36,9 +36,11 @@ MAX_LISTED = 24  # drivers a repository's record lists (run or not)
 
 
 def payload(driver: Driver, snapshot: str, environment: str | None, stubs: Sequence[str],
-            limits: dict | None) -> dict:
-    """The request a zygote runs: the harness reads `driver` and runs one case process that runs it."""
+            limits: dict | None, entry_files: Iterable[str] = ()) -> dict:
+    """The request a zygote runs: the harness reads `driver` and runs one case process that runs it. `entry_files`:
+    the files the entries lie in, whose classes own the methods they inherit (`runner.tracer`)."""
     return {"snapshot": snapshot, "driver": driver.model_dump(mode="json"), "path": driver.path,
+            "entry_files": sorted(entry_files),
             "name": driver.target, "kind": "driver", "cases": [{"case_id": "driver", "args": []}],
             "environment": environment, "stubs": list(stubs), "limits": limits or {}, "wants_device": False}
 
@@ -95,6 +97,7 @@ def observe(root: Path, entries: Sequence[Entry], executor: Executor, environmen
     entry they reach was observed or the budget is spent; the drivers not run are listed too (up to `MAX_LISTED`),
     each with why."""
     keys = {f"{e.path}::{e.qualname}" for e in entries}
+    files = {e.path for e in entries}
     drivers = find_drivers(root, entries, None, skipped, budget) if drivers is None else drivers
     per_run = Limits(**(limits or {})).cpu_seconds
     runs: list[DriverRun | None] = []  # in the order the drivers were taken
@@ -107,7 +110,7 @@ def observe(root: Path, entries: Sequence[Entry], executor: Executor, environmen
         """The drivers taken, run side by side (one per zygote), their calls counted in the order taken."""
         nonlocal spent
         with ThreadPoolExecutor(max_workers=len(wave)) as pool:
-            answers = list(pool.map(lambda d: executor.answer(payload(d[1], str(root), environment, stubs, limits)),
+            answers = list(pool.map(lambda d: executor.answer(payload(d[1], str(root), environment, stubs, limits, files)),
                                     wave))
         for (slot, driver), answer in zip(wave, answers, strict=True):
             run = parse(driver, answer, keys)

@@ -69,15 +69,17 @@ class Tracer:
     Nested functions and lambdas are not recorded (their enclosing function is); constructors (`__init__`) and
     `__call__` are, other dunders are not."""
 
-    def __init__(self, root: str, files: set[str] | None = None) -> None:
+    def __init__(self, root: str, files: set[str] | None = None, owners: set[str] | None = None) -> None:
         self.root = os.path.realpath(root) + os.sep
         self.files = files
+        self.owners = owners  # files whose classes a method they inherit is recorded as (`_own_class`); None: all
         self.observed: dict[str, Observed] = {}
         self.dropped = 0  # calls of code objects past `MAX_KEYS`
         self._order = 0
         self._codes: dict[CodeType, str | None] = {}  # decided once per code object
         self._open: dict[int, tuple[Observed, Call, int | None]] = {}  # frame id -> its call, until it returns
         self._relpaths: dict[str, str | None] = {}
+        self._classes: dict[tuple[type, CodeType], str] = {}  # (the object's class, a method's code) -> its key
 
     def __enter__(self) -> Tracer:
         threading.setprofile(self._profile)
@@ -111,6 +113,29 @@ class Tracer:
         self._codes[code] = chosen
         return chosen
 
+    def _own_class(self, key: str, frame: FrameType) -> str:
+        """A method inherited from a base class is recorded as the method of the object's own class, when that class
+        lies in one of `owners` (the entries' files): the driver made a `CGInfluenceModule` and asked it for
+        `influences`, which its base defines; the entry it observed is the class it made. A class the driver itself
+        defines leaves the call with the base. Decided once per class and code object."""
+        code = frame.f_code
+        if not code.co_argcount or code.co_varnames[0] != "self" or "." not in code.co_qualname:
+            return key
+        try:
+            cls = type(frame.f_locals["self"])
+            decided = self._classes.get((cls, code))
+        except Exception:  # noqa: BLE001 - a repository's metaclass may refuse to be hashed
+            return key
+        if decided is None:
+            decided = key
+            owner, _, method = code.co_qualname.rpartition(".")
+            if cls.__qualname__ != owner:
+                rel = self._relpath(getattr(sys.modules.get(cls.__module__), "__file__", None) or "")
+                if rel is not None and (self.owners is None or rel in self.owners):
+                    decided = f"{rel}::{cls.__qualname__}.{method}"
+            self._classes[(cls, code)] = decided
+        return decided
+
     def _relpath(self, filename: str) -> str | None:
         """`filename` relative to the root, or None outside it; decided once per file name."""
         rel = self._relpaths.get(filename, "")
@@ -125,7 +150,7 @@ class Tracer:
         if event == "call":
             key = self._key(frame.f_code)
             if key is not None:
-                self._called(key, frame)
+                self._called(self._own_class(key, frame), frame)
         elif event == "return":
             opened = self._open.pop(id(frame), None)
             if opened is not None:

@@ -309,6 +309,9 @@ def run_and_judge(repos: Mapping[str, RepoWork], settings: RunSettings) -> Judge
         if job.tried and job.judged is not None and job.judged.status == "ran_fixture":
             job.fixtures = job.fixtures.model_copy(update={"choices": [
                 *job.fixtures.choices, f"Also tried {', '.join(job.tried)}: it raised on every case with each."]})
+    for job in jobs:  # where our cases said nothing of the entry, the repository's own call of it decides
+        assert job.judged is not None
+        job.judged = verdict.from_observed(job.judged, job.chosen.observed, job.contract)
     planted_sets = {id(job): cases for job in jobs if settings.planted and (cases := planted_scores.fixtures_for(
         job.chosen.entry, job.fixtures, job.result, job.findings, recognise(job.fixtures, job.result, job.findings)))
         is not None}

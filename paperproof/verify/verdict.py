@@ -16,6 +16,10 @@ In order:
    as: `ran_violates` / `VIOLATES`.
 4. An output broke a clause we drafted from prose: `ran_draft_wrong` / `OUTPUT_MISDECLARED`.
 5. Otherwise `ran`, with `PASSES` when there was a contract and null when nothing was declared.
+6. Where our own cases said nothing of the entry (no fixture could be made, only its constructor ran, or every
+   case raised at its input boundary) and a driver of the repository was seen calling it and getting a value back
+   (`catalogue.observed`), the repository's own call decides (`from_observed`): `ran`, or `ran_violates` /
+   `ran_draft_wrong` when that value broke a clause, and the reason says which driver and what our cases did.
 Type clauses are checked on every case (for an entry called once per sample, on each call's
 output, not on the list we collected them into); shape, range and metric clauses on the typical
 cases, since edge cases (one epoch, two classes) may legitimately differ.
@@ -32,6 +36,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from paperproof.catalogue.fixture_case import FixtureSet, ValueSpec
+from paperproof.catalogue.observed import Observation
 from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, ExceptionInfo, RunResult
 from paperproof.catalogue.sample import Clause, Contract, ContractCheck, Fidelity, MetamorphicTier, Status
 from paperproof.fixtures.values import sample_permutation
@@ -361,3 +366,49 @@ def _nothing_finished(result: RunResult) -> str:
     if unserialisable:
         return f"returned values we cannot record {scope(unserialisable)}: {unserialisable[0].message}{cut_short}"
     return f"no case finished: {result.reason or result.end}"
+
+
+# Clauses an observed value can be checked against without our fixture's dimensions (its shape and length clauses
+# name the sizes of our cases, which the repository's own call did not use).
+OBSERVED_CLAUSES = frozenset({"type", "finite", "not_none", "range"})
+# What our own cases' status must be for the repository's own call to decide instead: they said nothing of the code.
+SAID_NOTHING = ("no fixture", "constructed, but no method", "could not be defined", "blocked by the sandbox",
+                "no case finished", "needs module", "needs the network")
+
+
+def observed_value(summary: dict) -> EncodedValue:
+    """A value the tracer summarised in the driver's process (`runner.tracer.summary`) as the child's summary of a
+    case's value: its type's own name, shape, dtype and range; finite unless its range is not."""
+    low, high = summary.get("min"), summary.get("max")
+    finite = None if low is None or high is None else bool(np.isfinite(low) and np.isfinite(high))
+    return EncodedValue(type=str(summary.get("type", "object")).rpartition(".")[2], dtype=summary.get("dtype"),
+                        shape=summary.get("shape"), length=summary.get("len"), finite=finite,
+                        min=low if finite else None, max=high if finite else None,
+                        digest=hashlib.sha256(repr(sorted(summary.items())).encode()).hexdigest()[:16])
+
+
+def from_observed(before: Verdict, observed: Observation | None, contract: Contract) -> Verdict:
+    """The status from the repository's own call of the entry, where our own cases said nothing of it (rule 6):
+    the value its driver got back, checked against the clauses that need no fixture of ours."""
+    said_nothing = before.status == "ran_fixture" or (
+        before.status == "unverified" and before.reason.startswith(SAID_NOTHING))
+    if observed is None or observed.result is None or not said_nothing:
+        return before
+    value = observed_value(observed.result)
+    where = f"{observed.driver}" + (f" (line {observed.line} of {observed.caller_path})" if observed.line else "")
+    kept = observed.returned + observed.raised
+    summary = (f"observed: its repository's own {observed.kind} {where} called it {observed.calls} time(s); "
+               f"{observed.returned} of the {kept} calls kept returned, first {value.describe()}"
+               + ("; one value per sample" if observed.per_sample else "") + f". Our own cases: {before.reason}")
+    for clause in (c for c in contract.clauses if c.kind in OBSERVED_CLAUSES):
+        if not check(clause, value, {}):
+            declared = clause.origin in DECLARED
+            if declared:
+                return Verdict("ran_violates", f"{summary}; on the repository's own call it broke its own promise: "
+                               f"{clause.text}, got {value.describe()}", "VIOLATES", None, clause.text)
+            return Verdict("ran_draft_wrong", f"{summary}; our draft said it {clause.text}, but on the repository's "
+                           f"own call it returned {value.describe()}", "OUTPUT_MISDECLARED", None, clause.text)
+    checked = [c for c in contract.clauses if c.kind in OBSERVED_CLAUSES]
+    held = (f"; its contract holds on that call ({'; '.join(c.text for c in checked)})" if checked else
+            "; nothing declared to check")
+    return Verdict("ran", summary + held, "PASSES" if checked else None)
