@@ -202,3 +202,37 @@ def test_a_torch_extension_whose_compiled_ops_cannot_load_imports_and_its_ops_re
     out = json.loads(done.stdout)
     assert out["declared"] == ["nms"] and out["area"] == [6.0]
     assert out["nms"][0] == "torchvision._C" and out["nms"][1].startswith("needs torchvision's compiled ops")
+
+
+def test_an_import_the_code_makes_only_as_an_option_gets_no_stand_in(tmp_path):
+    """`try: import cupy` with a fallback, `if TYPE_CHECKING: import jax`: a stand-in would make the import succeed
+    and send the code down the path it cannot run. An installed package's imports count only where they run when it
+    is imported, not inside its functions."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "sqrtm.py").write_text(textwrap.dedent("""
+        from typing import TYPE_CHECKING
+        try:
+            import paperproof_absent_gpu as cp
+        except:
+            import numpy as cp
+        try:
+            import paperproof_absent_fast
+        except (ModuleNotFoundError, OSError):
+            paperproof_absent_fast = None
+        if TYPE_CHECKING:
+            import paperproof_absent_types
+        try:
+            import paperproof_absent_needed
+        except KeyError:
+            pass
+    """))
+    assert missing_imports(str(repo)) == ("paperproof_absent_needed",)
+    installed = tmp_path / "env"
+    (installed / "transportlib").mkdir(parents=True)
+    (installed / "transportlib" / "__init__.py").write_text(
+        "try:\n    import jax\nexcept ImportError:\n    jax = False\n\n\ndef solve():\n    import tensorflow\n")
+    (installed / "transportlib" / "graphs.py").write_text("import torchtext\n")
+    (repo / "uses.py").write_text("import transportlib\n")
+    missing_imports.cache_clear()
+    assert missing_imports(str(repo), (str(installed),)) == ("paperproof_absent_needed", "torchtext")

@@ -31,6 +31,9 @@ METRIC_VOCABULARY = frozenset({
     "zoom", "crop", "augment", "ood", "prototypicality", "prototype", "vog", "allsh", "agree",
     "agreement", "metric", "metrics", "score", "scores", "probability", "probabilities", "logits",
     "gold", "threshold", "closeness", "cleanlab", "confident", "dataiq", "bootstrap", "fdr",
+    # data valuation and attribution (issue 47): the field's method names, not any repository's
+    "shapley", "banzhaf", "loo", "valuation", "influence", "influences", "tracin", "tracincp", "representer",
+    "attribution", "oob", "trak", "datamodels", "lissa", "memorization", "selfinfluence",
 })
 UTILITY_NAMES = re.compile(
     r"^(main|str2bool|parse_args|get_args|build_parser|setup|set_seed|seed_everything|get_logger|"
