@@ -253,8 +253,10 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: Sequence[str] = ()) ->
                 found("softmax")
             if tail in ("gather", "take_along_axis", "masked_select", "boolean_mask", "one_hot"):
                 found("the gold label's probability")
+            # `where(labels == preds, ...)`: the label against what the model gave; `where(target == 1)` only picks
+            # a class's rows, as a data loader balancing its classes does
             if tail in ("where",) and any(isinstance(a, ast.Compare) and isinstance(a.ops[0], ast.Eq) and below.has(a, _LABEL)
-                                          for a in sub.args):
+                                          and below.has(a, _PRED | _PROB | _MAX) for a in sub.args):
                 found("the gold label's probability")
             if tail in ("std", "var", "nanstd", "nanvar"):
                 found(SPREAD)
