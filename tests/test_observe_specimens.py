@@ -688,3 +688,48 @@ def test_a_notebook_runs_from_its_folder_and_a_readme_block_after_the_blocks_bef
     seen = observations([notebook])["lib/scoring.py::margin_scores"]
     assert seen.per_sample and seen.returns == "numpy.ndarray float64 [50]"
     assert observations([block])["lib/scoring.py::margin_scores"].returns == "numpy.ndarray float64 [30]"
+
+
+LOCAL_FILES_REPO = {
+    "influence/__init__.py": "",
+    "influence/scores.py": '''import numpy as np
+
+
+def self_influence(X, y, l2=1e-2):
+    """Each training point's influence on its own loss under a ridge-regularised linear fit."""
+    H = X.T @ X / len(X) + l2 * np.eye(X.shape[1])
+    w = np.linalg.solve(H, X.T @ (2 * y - 1) / len(X))
+    residual = X @ w - (2 * y - 1)
+    leverage = np.einsum("ij,jk,ik->i", X, np.linalg.inv(H), X) / len(X)
+    return residual ** 2 * leverage
+''',
+    "examples/analyse.py": '''import os
+
+import numpy as np
+
+from influence.scores import self_influence
+
+data = np.load("data/features_train-test.npz")
+X, y = data["X_train"], data["Y_train"]
+X_test = data["X_test"]
+scores = self_influence(X, y)
+np.save(os.path.join("out", "run1", "self_influence.npy"), scores)
+print(np.argsort(-scores)[:10], X_test.shape)
+''',
+}
+
+
+def test_an_array_file_the_repository_does_not_ship_is_planted_and_a_folder_it_writes_into_is_made(tmp_path, executor):
+    """The example reads `data/….npz`, which its authors had and the repository does not ship, and saves into a
+    folder it never made: the archive answers planted features and labels by key, the folder is made in the working
+    copy, and the score it computed is judged on the planted rows."""
+    root = _write(tmp_path / "influence", LOCAL_FILES_REPO)
+    (run,) = _observe(root, executor)
+    assert run.status == "ran", (run.ended, run.error)
+    assert run.replaced == ["planted arrays for the missing file data/features_train-test.npz",
+                            "the folder out/run1 it writes into, made"]
+    seen = observations([run])["influence/scores.py::self_influence"]
+    assert seen.per_sample and seen.returns == "numpy.ndarray float64 [512]"
+    assert seen.values is not None and len(seen.values) == 512 and set(seen.planted_kinds or {}) == {
+        "mislabelled", "atypical", "ood"}
+    assert not (root / "out").exists()

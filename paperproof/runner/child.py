@@ -472,6 +472,9 @@ def _prepare_driver(request: dict) -> None:
     if copy is not None:  # where its authors ran it: a notebook from its folder, the rest from the root
         folder = os.path.dirname(request["driver"]["path"]) if request["driver"]["kind"] == "notebook" else ""
         os.chdir(os.path.join(copy, folder))
+    from paperproof.fixtures import local_files
+
+    local_files.install()  # the folders it writes into and the array files it reads that its authors had
     sys.argv = [os.path.join(root, request["driver"]["path"])]
     # The sandbox has no network: experiment trackers log nothing and model hubs answer from their (empty) cache at
     # once, instead of a driver failing on a login or waiting on a connection it cannot open.
