@@ -28,6 +28,10 @@ def test_transforms_aggregates_and_failures_are_not():
     assert not per_sample(call(result=array(3, 3, 3), x=array(3, 3, 3, dtype="int64")))  # not a vector or matrix
     assert not per_sample(call(result=array(50, 10), labels=array(50, dtype="int64")))  # one-hot labels
     assert not per_sample(call(result=array(50, 16), x=array(50, 8), w=array(8, 16)))  # features of a layer
+    pair = {"type": "tuple", "len": 2, "items": [array(2, 10), array(2, 1)]}  # a batch (inputs, targets) of two
+    assert not per_sample(call(result=pair, batch=array(2, 11)))
+    scores = {"type": "list", "len": 2, "items": [{"type": "float", "value": 0.1}, {"type": "numpy.float32"}]}
+    assert per_sample(call(result=scores, batch=array(2, 11)))  # a number per row, as a list
 
 
 def test_a_method_returning_what_other_calls_recorded_is_per_sample_for_its_class():

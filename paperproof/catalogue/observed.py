@@ -10,6 +10,7 @@ sample. That holds whatever data the driver made, planted or its own random arra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -164,7 +165,7 @@ def per_sample(call: ObservedCall, given: Sequence[dict] = ()) -> bool:
     adds what the same object was given by its other calls: a method that returns what `update` calls recorded
     into the object's state has no argument of its own."""
     out = _rows(call.result)
-    if call.raised or not out or len(out) > 2 or max(out) < 2:
+    if call.raised or not out or len(out) > 2 or max(out) < 2 or not _numbers(call.result):
         return False
     own = [s for s in call.args.values() if _rows(s)]
     same = [s for s in own if _rows(s) == out and s.get("dtype") == (call.result or {}).get("dtype")]
@@ -175,6 +176,18 @@ def per_sample(call: ObservedCall, given: Sequence[dict] = ()) -> bool:
         return any(out[0] in shape[:2] for shape in inputs)
     # samples × epochs (or epochs × samples): a record over epochs of something per sample and class, reduced
     return any(len(shape) == 3 and out[0] in shape and out[1] in shape for shape in inputs)
+
+
+SCALAR_TYPES = re.compile(r"^(int|float|bool|numpy\.(u?int|float|bool)\w*)$")
+
+
+def _numbers(summary: dict | None) -> bool:
+    """Whether a list or tuple holds numbers (its first items, as summarised): a pair `(inputs, labels)` or a list
+    of arrays is not one value per sample. An array is numbers by its dtype."""
+    items = (summary or {}).get("items")
+    if (summary or {}).get("type") not in ("list", "tuple") or not isinstance(items, list):
+        return True
+    return all(SCALAR_TYPES.match(str(item.get("type", ""))) for item in items if isinstance(item, dict))
 
 
 def _samples(call: ObservedCall, given: Sequence[dict]) -> int:
