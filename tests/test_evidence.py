@@ -93,3 +93,20 @@ def test_what_speaks_against_an_entry_is_read_from_its_code_not_its_name():
     assert ev["Base"].excluded == "an abstract base: its methods do nothing"
     assert "dataset-level scores (accuracy, F1, AUROC, correlation)" in ev["acc"].against
     assert "plotting" in ev["show"].against and "file I/O" not in ev["show"].against
+
+
+def test_a_loss_that_gives_one_number_for_the_batch_and_a_loader_picking_a_class_are_not_scores():
+    code = (
+        "import numpy as np\nimport torch\n\n\n"
+        "class NegativeEntropy:\n    def __call__(self, outputs):\n        probs = torch.softmax(outputs, dim=1)\n"
+        "        return torch.mean(torch.sum(probs.log() * probs, dim=1))\n\n\n"
+        "class PerSampleEntropy:\n    def __call__(self, outputs):\n        probs = torch.softmax(outputs, dim=1)\n"
+        "        return -(probs.log() * probs).sum(dim=1)\n\n\n"
+        "def oversample(data, target):\n    rows = np.where(target == 1)[0]\n"
+        "    return np.concatenate([data, data[rows]]), np.concatenate([target, target[rows]])\n\n\n"
+        "def disagreement(labels, preds):\n    return np.where(labels == preds, 0.0, 1.0)\n")
+    ev = {e.name: e.evidence for e in extract_module(code, repo="o/r", path="m.py")}
+    assert "dataset-level scores (accuracy, F1, AUROC, correlation)" in ev["NegativeEntropy"].against
+    assert not ev["PerSampleEntropy"].against
+    assert "the gold label's probability" not in ev["oversample"].does
+    assert "the gold label's probability" in ev["disagreement"].does

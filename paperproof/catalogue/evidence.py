@@ -320,6 +320,8 @@ def gather(node: ast.FunctionDef | ast.ClassDef, imports: Sequence[str] = ()) ->
                 and any(m.name != "__init__" for m in methods):
             excluded = "an abstract base: its methods do nothing"
         hooks = [m for m in methods if m.name in _HOOKS and _records(m)]
+        if any(m.name in ("__call__", "forward", "call") and _batch_reduction(m) for m in methods):
+            found(AGGREGATE, against)  # a loss: what it is called on comes back as one number for the batch
         per_sample = (f"records outputs in `{hooks[0].name}` and keeps a score per sample" if hooks else None)
         if _trains(tails):
             excluded = excluded or "a training loop (backward pass and optimiser step, or fit)"
@@ -360,6 +362,14 @@ def _trains(tails: set[str]) -> bool:
 def _returns_model(node: ast.FunctionDef, tails: set[str]) -> bool:
     text = ast.unparse(node.returns) if node.returns else ""
     return bool(re.search(r"\b(Model|Module)\b", text)) or "compile" in tails and bool(tails & {"Model", "Sequential"})
+
+
+def _batch_reduction(method: ast.FunctionDef) -> bool:
+    """Whether every value a method returns is a mean or sum over everything (`torch.mean(...)`, `x.sum()`, no axis):
+    one number for the whole batch, as a loss gives."""
+    returns = [r.value for r in ast.walk(method) if isinstance(r, ast.Return) and r.value is not None]
+    return bool(returns) and all(isinstance(v, ast.Call) and _tail(v.func) in ("mean", "sum", "nanmean")
+                                 and not _axis_given(v) for v in returns)
 
 
 def _function_per_sample(node: ast.FunctionDef, nodes: list[ast.AST], params: list[str]) -> str | None:
