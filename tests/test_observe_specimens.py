@@ -357,13 +357,13 @@ def confidence_gap(probs, labels):
     return probs.max(axis=1) - (probs.argmax(axis=1) == labels)
 ''',
     "scripts/evaluate.py": '''import os
-
-import numpy as np
+import pickle
 
 from calibrate.gaps import confidence_gap
 
 here = os.path.dirname(os.path.abspath(__file__))
-saved = np.load(os.path.join(here, "..", "checkpoints", "val_outputs.npz"))
+with open(os.path.join(here, "..", "checkpoints", "val_outputs.pkl"), "rb") as handle:
+    saved = pickle.load(handle)
 gap = confidence_gap(saved["probs"], saved["labels"])
 print("mean gap", gap.mean())
 ''',

@@ -188,16 +188,11 @@ def test_no_limit_keeps_every_entry_with_its_reason():
     assert all(s.why for s in chosen)
 
 
-def test_an_entry_nothing_recommends_is_not_taken_to_fill_the_limit():
-    code = ('def shapley_values(utilities, n):\n    """Monte Carlo Shapley value of each training point."""\n'
+
+def test_the_fields_valuation_and_attribution_names_come_first_among_the_entries_that_fill_the_limit():
+    code = ('def make_grid(a, b):\n    return a, b\n\n\n'
+            'def shapley_values(utilities, n):\n    """Monte Carlo value of each training point."""\n'
             '    return utilities\n\n\n'
-            'def is_integer(x):\n    """Whether x is an integer."""\n    return int(x) == x\n\n\n'
-            'def make_grid(a, b):\n    return a, b\n')
+            'def is_integer(x):\n    """Whether x is an integer."""\n    return int(x) == x\n')
     entries = extract_module(code, repo="o/r", path="lib.py")
-    chosen = select(entries, set(), "", limit=8)
-    assert [s.entry.name for s in chosen] == ["shapley_values"]  # the field's vocabulary recommends it
-    reasons = dict((e.name, why) for e, why in left_out(entries, chosen))
-    assert reasons["is_integer"].endswith("left out: nothing in its name, its docstring, the papers' terms or the "
-                                          "README points to a score")
-    assert [s.entry.name for s in select(entries, set(), "Call `make_grid(a, b)` first.", limit=8)] == [
-        "shapley_values", "make_grid"]  # a README that names it does
+    assert [s.entry.name for s in select(entries, set(), "", limit=1)] == ["shapley_values"]

@@ -50,9 +50,6 @@ STOPWORDS = frozenset({
 })
 
 
-# What an entry must score on vocabulary, paper terms or the README to be taken to fill the limit: one with nothing
-# for it but a docstring (on six development repositories, 19 of the 20 such fillers were helpers) is left out.
-MIN_FILL = 1.0
 HARDNESS_CAP = 32  # a repository of hundreds of metric-like entries is still bounded
 AGAINST_WEIGHT = {PLOTTING: 2, FILE_IO: 1, AGGREGATE: 3}
 
@@ -204,8 +201,8 @@ def select(entries: list[Entry], terms: set[str], readme: str, limit: int | None
            observed: Mapping[str, Observation] | None = None) -> list[Selected]:
     """Every entry the repository's own drivers showed returning one value per sample (`observed`, by entry key),
     then every entry with hardness evidence (together at most `HARDNESS_CAP`), then the most relevant of the rest up
-    to `limit` (those scoring at least `MIN_FILL`), never one excluded by its code nor one a driver showed returning
-    no per-sample value; `limit=None` keeps every entry. In file order."""
+    to `limit`, never one excluded by its code nor one a driver showed returning no per-sample value; `limit=None`
+    keeps every entry. In file order."""
     observed = observed or {}
     judged = judge(entries)
     seen = [observed.get(f"{j.entry.path}::{j.entry.qualname}") for j in judged]
@@ -217,8 +214,7 @@ def select(entries: list[Entry], terms: set[str], readme: str, limit: int | None
         hard = sorted((i for i, j in enumerate(judged) if j.hardness and i not in scoring),
                       key=lambda i: (-judged[i].strength, i))
         chosen = (scoring + hard)[:HARDNESS_CAP]
-        rest = [i for i, j in enumerate(judged) if not j.hardness and not j.excluded and seen[i] is None
-                and relevance[i][0] >= MIN_FILL]
+        rest = [i for i, j in enumerate(judged) if not j.hardness and not j.excluded and seen[i] is None]
         rest.sort(key=lambda i: (-relevance[i][0] + _against(judged[i].entry), i))
         chosen += rest[:max(0, limit - len(chosen))]
     out = []
@@ -240,9 +236,8 @@ def _observed_why(o: Observation) -> str:
            f"sample ({o.returns})"
 
 
-def left_out(entries: list[Entry], selected: list[Selected], limit: int | None = DEFAULT_PER_REPO,
-             terms: frozenset[str] = frozenset(), readme: str = "") -> list[tuple[Entry, str]]:
-    """The entries not selected, each with the reason, in file order (`terms` and `readme` as `select` had them)."""
+def left_out(entries: list[Entry], selected: list[Selected], limit: int | None = DEFAULT_PER_REPO) -> list[tuple[Entry, str]]:
+    """The entries not selected, each with the reason, in file order (for the repository page)."""
     taken = {id(s.entry) for s in selected}
     out = []
     for j in judge(entries):
@@ -252,9 +247,6 @@ def left_out(entries: list[Entry], selected: list[Selected], limit: int | None =
             out.append((j.entry, f"{j.why}; left out: over the cap of {HARDNESS_CAP} hardness entries"))
         elif j.excluded:
             out.append((j.entry, j.why))
-        elif score(j.entry, set(terms), readme)[0] < MIN_FILL:
-            out.append((j.entry, f"{j.why}; left out: nothing in its name, its docstring, the papers' terms or the "
-                                 "README points to a score"))
         else:
             out.append((j.entry, f"{j.why}; left out: the limit of {limit} was reached"))
     return out
