@@ -400,7 +400,8 @@ def from_observed(before: Verdict, observed: Observation | None, contract: Contr
     summary = (f"observed: its repository's own {observed.kind} {where} called it {observed.calls} time(s); "
                f"{observed.returned} of the {kept} calls kept returned, first {value.describe()}"
                + ("; one value per sample" if observed.per_sample else "") + f". Our own cases: {before.reason}")
-    for clause in (c for c in contract.clauses if c.kind in OBSERVED_CLAUSES):
+    checked = [c for c in contract.clauses if c.kind in OBSERVED_CLAUSES]
+    for clause in checked:
         if not check(clause, value, {}):
             declared = clause.origin in DECLARED
             if declared:
@@ -408,7 +409,6 @@ def from_observed(before: Verdict, observed: Observation | None, contract: Contr
                                f"{clause.text}, got {value.describe()}", "VIOLATES", None, clause.text)
             return Verdict("ran_draft_wrong", f"{summary}; our draft said it {clause.text}, but on the repository's "
                            f"own call it returned {value.describe()}", "OUTPUT_MISDECLARED", None, clause.text)
-    checked = [c for c in contract.clauses if c.kind in OBSERVED_CLAUSES]
     held = (f"; its contract holds on that call ({'; '.join(c.text for c in checked)})" if checked else
             "; nothing declared to check")
     return Verdict("ran", summary + held, "PASSES" if checked else None)
