@@ -3,8 +3,8 @@
 For each framework a checkout of one entry that imports it gets its environment (`runner.environment.prepare`
 into ENVS: the first run resolves, downloads and installs; a later one finds it cached), then the entry runs in
 the sandbox as `verify` runs it (`Executor.run_one`, every isolation layer, no result cache): one process per
-fixture case, on a zygote that imported the framework before forking them (`executor.warm_for`). Each case
-reports the import's wall-clock and CPU seconds (none, once the zygote warmed it), its process's peak resident memory and peak address space. Beside
+fixture case, each importing the framework afresh (the zygote warms only numpy, pandas and torch). Each case
+reports the import's wall-clock and CPU seconds, its process's peak resident memory and peak address space. Beside
 it, the same code in a plain interpreter outside the sandbox with the same environment on `sys.path`, and numpy
 (already imported in the zygote) as the baseline. The sandbox's per-case limits are printed with them.
 `--download` also installs the environment's packages once more into a scratch folder with an empty uv cache, and

@@ -406,7 +406,7 @@ def test_imports_named_otherwise_come_from_the_declared_requirements_wheels_on_t
     assert json.loads(done.stdout) == ["data-maps", "x", True]
 
 
-@pytest.mark.slow  # tensorflow-cpu is 261 MB to fetch the first time
+@pytest.mark.slow  # tensorflow-cpu is 261 MB to fetch the first time; each case imports it afresh in the sandbox
 @needs_registry
 def test_a_checkout_importing_tensorflow_runs_its_entry_for_real_in_the_sandbox_on_tensorflow_cpu(tmp_path):
     envs = Path(os.environ.get("PAPERPROOF_TEST_ENVS", tmp_path / "envs"))

@@ -240,29 +240,3 @@ def test_a_sample_runs_every_numerical_library_on_one_thread(executor, tmp_path)
     assert result.end == "completed"
     seen = {tuple(item.repr for item in c.value.items or []) for c in result.cases if c.value is not None}
     assert seen == {("1", "'1'", "'1'", "'1'", "'1'")}
-
-
-def test_a_heavy_framework_of_the_environment_is_imported_once_by_the_zygote_not_by_each_case(tmp_path):
-    """A zygote serving an environment that holds TensorFlow, Keras, JAX or transformers imports it before it
-    forks any case (each case would spend seconds of its CPU budget on it); requests of another environment get a
-    zygote without it, so that no case sees another repository's packages."""
-    heavy = tmp_path / "env-heavy"
-    (heavy / "keras").mkdir(parents=True)
-    (heavy / "keras" / "__init__.py").write_text("import os\nIMPORTED_BY = os.getpid()\n")
-    plain = tmp_path / "env-plain"
-    plain.mkdir()
-    code = ("import os, sys\n\n"
-            "def seen(n):\n"
-            "    keras = sys.modules.get('keras')\n"
-            "    return 'none' if keras is None else 'by the case' if keras.IMPORTED_BY == os.getpid() else 'warm'\n")
-    with Executor(workers=1) as pool:
-        run = request(tmp_path, code)
-        answers = {}
-        for name, environment in (("heavy", heavy), ("plain", plain), ("heavy again", heavy)):
-            result = pool.run_one(RunRequest(run.entry, run.fixtures, run.snapshot, environment=str(environment),
-                                             decided_by=name))
-            assert result.end == "completed", result
-            answers[name] = ({c.value.repr for c in result.cases}, pool._all[0].hello["warm"])
-    assert answers["heavy"] == ({"'warm'"}, ["numpy", "pandas", "torch", "keras"])
-    assert answers["plain"] == ({"'none'"}, ["numpy", "pandas", "torch"])
-    assert answers["heavy again"] == answers["heavy"]

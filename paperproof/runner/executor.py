@@ -119,26 +119,12 @@ def library_versions() -> list[str]:
     return versions
 
 
-# Frameworks whose import costs a case seconds of its CPU budget (TensorFlow 6.5 s, JAX 2 s: `bench_frameworks`):
-# a zygote serving an environment that holds them imports them once, before it forks any case.
-HEAVY_FRAMEWORKS = ("tensorflow", "keras", "jax", "transformers")
-
-
-def warm_for(environment: str | None) -> tuple[str | None, tuple[str, ...]]:
-    """What a zygote serving requests of `environment` (a repository's installed environment) warms beside the
-    runner's own libraries: the heavy frameworks installed there. Requests of another environment need a zygote
-    warmed for theirs, so that no case sees another repository's packages."""
-    found = tuple(name for name in HEAVY_FRAMEWORKS if environment and os.path.isdir(os.path.join(environment, name)))
-    return (environment, found) if found else (None, ())
-
-
 class Zygote:
     """One warm fork server process on its own worker slot, used by one thread at a time."""
 
     def __init__(self) -> None:
         self._slot = Slot()
         self.slot = self._slot.number
-        self.warm: tuple[str | None, tuple[str, ...]] = (None, ())  # the environment and frameworks it imported
         self.process: subprocess.Popen[bytes] | None = None
         self.runs_root: str | None = None
         self.hello: dict = {}  # the zygote's ready line: what it warmed, whether CUDA was touched
@@ -148,7 +134,7 @@ class Zygote:
     def _start(self) -> subprocess.Popen[bytes]:
         keep = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "TMPDIR")
         env = {k: v for k, v in os.environ.items() if k in keep}
-        env.update(PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PAPERPROOF_WARM=json.dumps(self.warm))
+        env.update(PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         self._buffer = b""
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-m", "paperproof.runner.zygote", str(self.slot)],
@@ -192,10 +178,6 @@ class Zygote:
         return line
 
     def _send(self, payload: dict) -> bool:
-        wanted = warm_for(payload.get("environment"))
-        if wanted != self.warm:
-            self._stop()  # warmed with another environment's frameworks: start one warmed for this request's
-            self.warm = wanted
         if self.process is None or self.process.poll() is not None:
             if stopping.is_set():  # Ctrl-C or SIGTERM ended the zygotes: start none again (`plumbing.interrupts`)
                 return False

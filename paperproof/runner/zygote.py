@@ -1,5 +1,4 @@
-"""The zygote: a warm fork server that has imported numpy, pandas and torch once, and the heavy frameworks of the
-repository's environment it serves (`PAPERPROOF_WARM`, set by `executor.Zygote`), so no case imports them again.
+"""The zygote: a warm fork server that has imported numpy, pandas and torch once.
 
 The parent writes one JSON request per line on stdin; for each, the zygote makes the run a memory
 cgroup (`cgroup`, where the machine allows) and forks the run's harness (`runner.harness`) straight
@@ -43,24 +42,12 @@ BACKSTOP_SECONDS = 10.0  # past the run's wall-clock backstop, the harness itsel
 
 
 def _warm() -> list[str]:
-    """Import what every case would otherwise import afresh: the runner's own libraries, then the frameworks its
-    executor named in `PAPERPROOF_WARM` from one repository's environment (put on `sys.path` after the runner's
-    packages, as `child` puts it). A framework that fails to import here is left to the case, which says why."""
     loaded = []
     for name in WARM_MODULES:
         try:
             __import__(name)
             loaded.append(name)
         except ImportError:
-            pass
-    environment, frameworks = json.loads(os.environ.get("PAPERPROOF_WARM") or '[null, []]')
-    if environment:
-        sys.path.append(environment)
-    for name in frameworks:
-        try:
-            __import__(name)
-            loaded.append(name)
-        except Exception:  # noqa: BLE001 - any failure of a framework's import is the case's to report
             pass
     if "torch" in sys.modules:
         torch = sys.modules["torch"]
