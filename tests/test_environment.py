@@ -105,6 +105,8 @@ def test_missing_imports_are_installed_as_declared_cached_and_the_rest_left_to_s
     env = prepare(repo, cache)
     assert env.installed == ["paperproof-probe-pkg==1.0"]
     assert (Path(env.path) / "paperproof_probe_pkg" / "__init__.py").read_text().startswith("VALUE = 42")
+    # compiled at install: the sandbox cannot write bytecode, so no case compiles the package's sources again
+    assert list((Path(env.path) / "paperproof_probe_pkg" / "__pycache__").glob("__init__.cpython-*.pyc"))
     assert env.not_installed == {"paperproof-absent-nowhere": "no wheel resolves beside the runner's packages"}
     assert not any(p.name.startswith(".") for p in cache.iterdir())  # nothing half-built is left
     again = prepare(repo, cache)
