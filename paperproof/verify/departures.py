@@ -22,6 +22,7 @@ from paperproof.catalogue.planted_record import PlantedHardness
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Departure, Fidelity
 from paperproof.fixtures.values import softmax
+from paperproof.verify import valuation_references
 from paperproof.verify.fidelity import ATOL, PER_EPOCH, RTOL, case_logits, channels, paper_reference
 
 # (metric, variant) -> the formula, for sample i with gold label y, p_e its probabilities at epoch e.
@@ -227,11 +228,17 @@ def _number(value: float) -> str:
 def _worked(finding: Fidelity, case: FixtureCase, i: int, paper: float, code: float) -> tuple[int, str, str]:
     """The gold class, the inputs and the sentence of one worked case."""
     metric, variant = finding.metric, finding.matches
+    both = f"the paper scores {_number(paper)}, the code {_number(code)}"
+    valued = valuation_references.points(case) if metric in valuation_references.VALUATION_VARIANTS else None
+    if valued is not None:  # a training point's value: its label, and the test set it was valued on
+        _, y_train, _, y_test = valued
+        gold = int(y_train[i])
+        inputs = f"training point {i}, label {gold}, valued on {len(y_test)} test points"
+        return gold, inputs, f"{inputs} (case {case.case_id}): {both}"
     logits, labels = case_logits(case, finding.dynamics)
     probs = softmax(logits)[:, i, :]
     gold = int(labels[i])
     hits = probs.argmax(axis=-1) == gold
-    both = f"the paper scores {_number(paper)}, the code {_number(code)}"
     head = f"sample {i} of case {case.case_id}, gold class {gold}"
     if metric == "correctness" and "p>0.5" in variant:
         disagree = [e for e in range(len(probs)) if bool(hits[e]) != bool(probs[e, gold] > 0.5)]
@@ -269,7 +276,8 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
         for case in cases:
             channel = next((ch for ch in channels(outputs[case.case_id], case.dims["N"], epochs=case.dims.get("E"))
                             if ch.name == finding.output), None)
-            found = paper_reference(case, finding.metric, finding.dynamics, finding.output.endswith(PER_EPOCH))
+            found = paper_reference(case, finding.metric, finding.dynamics, finding.output.endswith(PER_EPOCH),
+                                    finding.matches)
             if channel is None or found is None:
                 continue
             paper_name, reference = found

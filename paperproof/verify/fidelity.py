@@ -31,7 +31,7 @@ from paperproof.fixtures import keras_run, training
 from paperproof.fixtures.synth import DYNAMICS_KINDS
 from paperproof.fixtures.values import case_dynamics
 from paperproof.runner.protocols import chosen_epochs
-from paperproof.verify import run_references
+from paperproof.verify import run_references, valuation_references
 
 ATOL, RTOL = 1e-5, 1e-4
 # A key or column that names an identifier (ids, indices, labels passed through): never a score.
@@ -177,7 +177,9 @@ def references(case: FixtureCase, per_epoch: bool = False) -> dict[Variant, np.n
     found = {(metric, name, series): values for series in series_of(case)
              for (metric, name), values in _variants(_case_key(case), series, _logits_dtype(case), per_epoch).items()}
     model = _model_references(case) if not per_epoch else {}
-    return {**found, **{(metric, name, "evaluated"): values for (metric, name), values in model.items()}}
+    valued = valuation_references.valuation_variants(case) if not per_epoch else {}
+    return {**found, **{(metric, name, "evaluated"): values for (metric, name), values in model.items()},
+            **{(metric, name, None): values for (metric, name), values in valued.items()}}
 
 
 def _model_references(case: FixtureCase) -> dict[tuple[str, str], np.ndarray]:
@@ -210,16 +212,18 @@ def known(metric: str, name: str) -> Known | None:
     for variant in VARIANTS.get(metric, ()):
         if variant.name == name:
             return Known(variant.paper, variant.source, variant.departure, variant.timing, variant.driven)
-    for model in run_references.MODEL_VARIANTS.get(metric, ()):
-        if model.name == name:
-            return Known(model.paper, model.source, model.departure, model.timing)
+    for table in (run_references.MODEL_VARIANTS, valuation_references.VALUATION_VARIANTS):
+        for model in table.get(metric, ()):
+            if model.name == name:
+                return Known(model.paper, model.source, model.departure, model.timing)
     return None
 
 
 def _order() -> list[tuple[str, str]]:
     from paperproof.verify.metrics import VARIANTS
 
-    return [(m, v.name) for table in (VARIANTS, run_references.MODEL_VARIANTS) for m, vs in table.items() for v in vs]
+    tables = (VARIANTS, run_references.MODEL_VARIANTS, valuation_references.VALUATION_VARIANTS)
+    return [(m, v.name) for table in tables for m, vs in table.items() for v in vs]
 
 
 def _same(a: np.ndarray, b: tuple[float, ...]) -> bool:
@@ -318,9 +322,15 @@ def defined(case: FixtureCase, metric: str, series: Series | None) -> bool:
 
 
 def paper_reference(case: FixtureCase, metric: str, series: Series | None = None,
-                    per_epoch: bool = False) -> tuple[str, np.ndarray] | None:
-    """The paper's variant of a metric on one case, by name and value, as the entry saw the case."""
+                    per_epoch: bool = False, matched: str = "") -> tuple[str, np.ndarray] | None:
+    """The paper's variant of a metric on one case, by name and value, as the entry saw the case (for a valuation,
+    at the parameters of the variant the entry `matched`: KNN-Shapley at its K)."""
     from paperproof.verify.metrics import VARIANTS
+
+    if metric in valuation_references.VALUATION_VARIANTS:
+        name = valuation_references.paper_of(metric, matched)
+        found = valuation_references.valuation_variants(case).get((metric, name)) if name and not per_epoch else None
+        return (name, found) if name and found is not None else None
 
     paper = next((v.name for v in VARIANTS.get(metric, ()) if v.paper), None)
     values = _variants(_case_key(case), series, _logits_dtype(case), per_epoch).get((metric, paper)) if paper else None

@@ -44,7 +44,7 @@ METRIC_ORIENTATION: dict[str, Orientation] = {
     "threshold_closeness": "high_is_hard", "aleatoric": "high_is_hard", "entropy": "high_is_hard",
     "el2n": "high_is_hard", "loss": "high_is_hard", "vog": "high_is_hard", "grand": "high_is_hard",
     "prototypicality": "low_is_hard", "conf_agree": "low_is_hard", "epistemic": "high_is_hard",
-    "learning_time": "high_is_hard", "pvi": "low_is_hard", "tdds": "high_is_hard",
+    "learning_time": "high_is_hard", "pvi": "low_is_hard", "tdds": "high_is_hard", "knn_shapley": "low_is_hard",
 }
 # A name that names a metric, longest first ("self_confidence" before "confidence").
 NAMED_METRICS: tuple[tuple[str, str], ...] = (

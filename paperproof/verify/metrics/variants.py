@@ -235,6 +235,15 @@ DEFINITIONS: dict[str, Definition] = {
         "The divergence between the model's predictions on the sample and on an augmented copy of it.",
         "high_is_hard",
     ),
+    "knn_shapley": Definition(
+        "Jia, Dao, Wang, Hubis, Gurel, Li, Zhang, Spanos, Song, VLDB 2019, "
+        '"Efficient Task-Specific Data Valuation for Nearest Neighbor Algorithms"',
+        "The training point's exact Shapley value under the utility of a K-nearest-neighbour classifier (its "
+        "likelihood of the right label, (1/K) times the number of the K nearest with the test point's label), "
+        "computed by the paper's recursion from the farthest point to the nearest and averaged over the test points; "
+        "a mislabelled point takes a low or negative value.",
+        "low_is_hard",
+    ),
 }
 
 

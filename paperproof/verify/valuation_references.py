@@ -1,0 +1,90 @@
+"""References for data-valuation entries, on the features and labels a case gave them.
+
+An entry that values training points (KNN-Shapley and its kin) is handed features and labels, not a
+training run: a case's `embeddings` arguments are the training set and, where there is a second, the test
+set (else the training set again), its `labels` arguments likewise. On those same arrays, cast as the entry
+saw them, the exact definitions of `metrics.valuation` are computed for every K a caller commonly picks, so
+an output that equals one of them says which K it used; the published departures are computed beside them.
+
+`valuation_variants(case)` gives them keyed (metric, variant name), one value per training point;
+`VALUATION_VARIANTS` says which is the paper's and how each other one departs.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from paperproof.catalogue.fixture_case import FixtureCase
+from paperproof.fixtures.values import materialize
+from paperproof.verify.metrics import valuation
+
+NEIGHBOURS = tuple(range(1, 11))  # the K of a nearest-neighbour utility callers pick (the papers use 1 to 10)
+_JIA = "KNN-Shapley paper (Jia et al. 2019)"
+
+
+def _variant_table() -> dict[str, tuple]:
+    from paperproof.verify.run_references import ModelVariant
+
+    rows = []
+    for k in NEIGHBOURS:
+        rows.append(ModelVariant("knn_shapley", f"mean_k{k}", f"{_JIA}, K = {k}", True))
+    for k in NEIGHBOURS:
+        rows.append(ModelVariant("knn_shapley", f"sum_k{k}", f"{_JIA}, K = {k}, summed over the test points", False,
+                                 "sums each training point's value over the test points where the paper averages "
+                                 "them (the ranking is the paper's; the values grow with the test set)"))
+    return {"knn_shapley": tuple(rows)}
+
+
+VALUATION_VARIANTS = _variant_table()
+
+
+def _arrays(case: FixtureCase, kind: str) -> list[np.ndarray]:
+    """The case's arguments of one recipe kind, materialised as the entry got them (dtype included)."""
+    found = []
+    for arg in case.args:
+        if arg.spec.kind != kind or arg.spec.params.get("one_hot") or arg.spec.params.get("layout") == "NM":
+            continue
+        value = materialize(arg.spec.model_dump(mode="json"), case.model_dump(mode="json"))
+        found.append(np.asarray(value.detach().cpu() if hasattr(value, "detach") else value))
+    return found
+
+
+def valuation_variants(case: FixtureCase) -> dict[tuple[str, str], np.ndarray]:
+    """Every valuation variant on the features and labels the case gave the entry; empty without both."""
+    if case.protocol or case.per_sample:
+        return {}
+    return dict(_computed(case.model_dump_json()))
+
+
+def points(case: FixtureCase) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(x_train, y_train, x_test, y_test) as the case gave them; None where it gave no features and labels."""
+    features, labels = _arrays(case, "embeddings"), _arrays(case, "labels")
+    if not features or not labels or len(features[0]) != len(labels[0]):
+        return None
+    x_train, y_train = features[0], labels[0]
+    x_test = features[1] if len(features) > 1 else x_train
+    y_test = labels[1] if len(labels) > 1 else y_train
+    return (x_train, y_train, x_test, y_test) if len(x_test) == len(y_test) else None
+
+
+def paper_of(metric: str, variant: str) -> str | None:
+    """The paper's variant beside one that departs from it: the same K, averaged."""
+    if metric not in VALUATION_VARIANTS:
+        return None
+    return "mean_" + variant.split("_", 1)[1] if "_" in variant else None
+
+
+@lru_cache(maxsize=16)
+def _computed(serialised: str) -> tuple[tuple[tuple[str, str], np.ndarray], ...]:
+    found_points = points(FixtureCase.model_validate_json(serialised))
+    if found_points is None:
+        return ()
+    x_train, y_train, x_test, y_test = found_points
+    found = []
+    for k in NEIGHBOURS:
+        mean = valuation.knn_shapley(x_train, y_train, x_test, y_test, k)
+        found.append((("knn_shapley", f"mean_k{k}"), mean))
+        found.append((("knn_shapley", f"sum_k{k}"), mean * len(y_test)))
+    return tuple(found)
