@@ -45,6 +45,7 @@ METRIC_ORIENTATION: dict[str, Orientation] = {
     "el2n": "high_is_hard", "loss": "high_is_hard", "vog": "high_is_hard", "grand": "high_is_hard",
     "prototypicality": "low_is_hard", "conf_agree": "low_is_hard", "epistemic": "high_is_hard",
     "learning_time": "high_is_hard", "pvi": "low_is_hard", "tdds": "high_is_hard", "knn_shapley": "low_is_hard",
+    "normalized_margin": "low_is_hard", "predictive_entropy": "high_is_hard", "prediction_margin": "low_is_hard",
 }
 # A name that names a metric, longest first ("self_confidence" before "confidence").
 NAMED_METRICS: tuple[tuple[str, str], ...] = (

@@ -13,13 +13,16 @@ from the formulas in ``shared/reference/hardness-metrics.md`` section 2, vectori
 
 By family: ``dynamics`` (the Data Maps four), ``scores`` (per-epoch scores on the same run),
 ``field`` (learning time, second-split forgetting, TDDS, and Confident Learning's and AUM's
-label-noise rules), ``representation`` (metrics with their own inputs), ``variants`` (the
+label-noise rules), ``detectors`` (label-noise and uncertainty scores of one prediction: normalized margin,
+predictive entropy, prediction margin), ``representation`` (metrics with their own inputs), ``variants`` (the
 published variants of each metric, ``DEFINITIONS`` of what each paper defines, and
 ``match_variants`` / ``identify_metric`` to say which one an output reproduces), and
 ``onepass``, the fast path for the Data Maps four that the readable ``dynamics`` is the oracle
-for.
+for. Beyond hardness, ``valuation`` (semivalues by enumeration, KNN-Shapley, leave-one-out) and
+``attribution`` (influence on a convex model, TracIn) are exact references on small cases.
 """
 
+from paperproof.verify.metrics.detectors import normalized_margin, prediction_margin, predictive_entropy
 from paperproof.verify.metrics.dynamics import (
     confidence,
     correctness,
@@ -99,7 +102,10 @@ __all__ = [
     "learning_time",
     "loss",
     "match_variants",
+    "normalized_margin",
     "per_class_thresholds",
+    "prediction_margin",
+    "predictive_entropy",
     "prototypicality",
     "prototypicality_kmeans",
     "pvi",

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
+from paperproof.verify.metrics.detectors import normalized_margin, prediction_margin, predictive_entropy
 from paperproof.verify.metrics.dynamics import confidence, correctness, forgetfulness, variability
 from paperproof.verify.metrics.field import learning_time, tdds
 from paperproof.verify.metrics.inputs import ArrayLike, _as_tensor, _dynamics
@@ -235,6 +236,27 @@ DEFINITIONS: dict[str, Definition] = {
         "The divergence between the model's predictions on the sample and on an augmented copy of it.",
         "high_is_hard",
     ),
+    "normalized_margin": Definition(
+        "Kuan, Mueller, ICDM 2022, \"Model-Agnostic Label Quality Scoring to Detect Real-World Label Errors\" "
+        "(after Northcutt, Jiang, Chuang, JAIR 2021)",
+        "The out-of-sample predicted probability of the given label minus the largest probability of any other "
+        "class, in [−1, 1] (cleanlab rescales it to [0, 1], the same ranking); in-sample probabilities are a "
+        "departure.",
+        "low_is_hard",
+    ),
+    "predictive_entropy": Definition(
+        "Settles, University of Wisconsin–Madison Technical Report 1648, 2009, \"Active Learning Literature "
+        "Survey\" (uncertainty sampling by entropy)",
+        "The Shannon entropy of the model's predicted class distribution for the sample, −Σ_k p_k log p_k; the "
+        "base of the logarithm, or dividing by log C, changes the scale, not the ranking.",
+        "high_is_hard",
+    ),
+    "prediction_margin": Definition(
+        "Scheffer, Decomain, Wrobel, IDA 2001, \"Active Hidden Markov Models for Information Extraction\"",
+        "The gap between the two largest predicted class probabilities for the sample (margin sampling); a small "
+        "gap is an uncertain sample. It does not read the given label.",
+        "low_is_hard",
+    ),
     "knn_shapley": Definition(
         "Jia, Dao, Wang, Hubis, Gurel, Li, Zhang, Spanos, Song, VLDB 2019, "
         '"Efficient Task-Specific Data Valuation for Nearest Neighbor Algorithms"',
@@ -273,6 +295,7 @@ DEFINITIONS: dict[str, Definition] = {
 # * learning_time (Maini et al.), epistemic (Data-IQ), pvi (Ethayarajh et al., label-marginal
 #   null model) and tdds (Zhang et al.) are computed from the same run; the other metrics of
 #   DEFINITIONS need inputs of their own (gradients, embeddings, a second split, MC passes).
+_IN_SAMPLE = "uses in-sample probabilities where Confident Learning uses out-of-sample (cross-validated) ones"
 VARIANTS: dict[str, tuple[Variant, ...]] = {
     "confidence": (
         _v("confidence", "mean_gold_prob", "Data Maps (AC, DIQ, TV, HCAT)", True, "", confidence),
@@ -356,9 +379,8 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
            "the current model's cross-entropy", True, "", _last_cross_entropy),
     ),
     "self_confidence": (
-        _v("self_confidence", "last_epoch_gold_prob", "cleanlab default (CL, HCAT)", False,
-           "uses in-sample probabilities where Confident Learning uses out-of-sample (cross-validated) "
-           "ones", self_confidence, driven=True),
+        _v("self_confidence", "last_epoch_gold_prob", "cleanlab default (CL, HCAT)", False, _IN_SAMPLE,
+           self_confidence, driven=True),
     ),
     "learning_time": (
         _v("learning_time", "stays_correct", "Maini et al. first-split learning time (1-based; never "
@@ -384,6 +406,22 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
     "tdds": (
         _v("tdds", "kl_window_variance", "Zhang et al. TDDS (J = 10 capped at E, β = 0.9)", True, "",
            tdds),
+    ),
+    "normalized_margin": (
+        _v("normalized_margin", "last_epoch_margin", "Confident Learning's normalized margin", False, _IN_SAMPLE,
+           normalized_margin, driven=True),
+        _v("normalized_margin", "last_epoch_margin_unit", "cleanlab's label-quality score (the margin rescaled to "
+           "[0, 1])", False, _IN_SAMPLE, normalized_margin, driven=True, unit=True),
+    ),
+    "predictive_entropy": (
+        _v("predictive_entropy", "nats", "uncertainty sampling's entropy, in nats", True, "", predictive_entropy),
+        _v("predictive_entropy", "bits", "uncertainty sampling's entropy, in bits", True, "", predictive_entropy,
+           base=2.0),
+        _v("predictive_entropy", "normalised", "uncertainty sampling's entropy over log C (in [0, 1])", True, "",
+           predictive_entropy, normalised=True),
+    ),
+    "prediction_margin": (
+        _v("prediction_margin", "top_two_gap", "margin sampling (Scheffer et al.)", True, "", prediction_margin),
     ),
 }
 
