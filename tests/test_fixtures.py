@@ -232,3 +232,51 @@ def test_a_splits_data_matrix_and_labels_are_named_as_scikit_learn_names_them() 
     got = values(case)
     assert got["X_train"].shape == (case.dims["N"], case.dims["D"]) and got["y_train"].shape == (case.dims["N"],)
     assert got["groups"].shape == (case.dims["N"],) and got["groups"].dtype.kind == "i"  # each sample's group
+
+
+def _features_case(**extra):
+    return {"case_id": "typical", "seed": 11, "dims": {"E": 4, "N": 30, "C": 3, "D": 5}, **extra}
+
+
+def test_feature_vectors_follow_their_samples_when_reordered_and_keep_their_place_when_classes_are_renamed():
+    from paperproof.fixtures.values import features, sample_permutation
+
+    points, labels = features(_features_case())
+    moved, moved_labels = features(_features_case(transform={"permute": 5}))
+    order = sample_permutation(5, 30)
+    np.testing.assert_array_equal(moved, points[order])
+    np.testing.assert_array_equal(moved_labels, labels[order])
+    renamed_points, renamed = features(_features_case(transform={"relabel": 3}))
+    np.testing.assert_array_equal(renamed_points, points)
+    names = np.random.default_rng(3).permutation(3)
+    np.testing.assert_array_equal(renamed, names[labels])
+
+
+def test_a_held_out_split_is_new_points_of_the_same_classes_and_its_labels_match_its_features():
+    from paperproof.fixtures.values import HELD_OUT, features
+
+    case = _features_case()
+    points, labels = features(case)
+    test_points, test_labels = features(case, held_out=True)
+    assert test_points.shape == points.shape and not np.allclose(test_points, points)
+    centres = np.stack([points[labels == c].mean(axis=0) for c in range(3)])
+    for c in range(3):  # each class of the test split lies nearest its own class of the training samples
+        gaps = np.linalg.norm(centres - test_points[test_labels == c].mean(axis=0), axis=1)
+        assert gaps.argmin() == c
+    np.testing.assert_array_equal(materialize({"kind": "labels", "params": {"split": HELD_OUT}}, case), test_labels)
+    np.testing.assert_array_equal(materialize({"kind": "embeddings", "params": {"split": HELD_OUT}}, case),
+                                  test_points.astype(np.float32))
+
+
+def test_a_planted_cases_features_are_the_planted_runs_inputs_with_its_observed_labels():
+    from paperproof.fixtures import training
+    from paperproof.fixtures.values import features
+
+    case = {"case_id": "planted@10", "seed": 11, "dims": {"E": 6, "N": 120, "C": 3, "D": 8, "P": 10}}
+    points, labels = features(case)
+    run = training.planted(training.RunSpec(seed=11, n=120, classes=3, epochs=6, features=8, planted=0.1))
+    np.testing.assert_array_equal(points, run.x)
+    np.testing.assert_array_equal(labels, run.observed)
+    assert (run.observed != run.clean).any()  # its mislabels keep their class's input under another label
+    test_points, test_labels = features(case, held_out=True)
+    assert test_points.shape == (120, 8) and set(test_labels.tolist()) == {0, 1, 2}

@@ -1,8 +1,8 @@
 """References for data-valuation entries, on the features and labels a case gave them.
 
 An entry that values training points (KNN-Shapley and its kin) is handed features and labels, not a
-training run: a case's `embeddings` arguments are the training set and, where there is a second, the test
-set (else the training set again), its `labels` arguments likewise. On those same arrays, cast as the entry
+training run: a case's `embeddings` and `labels` arguments are the training set, and those of the held-out split
+(`x_test`, `y_val`: recipes with `split`) the test set; without them, the training set again. On those same arrays, cast as the entry
 saw them, the exact definitions of `metrics.valuation` are computed for every K a caller commonly picks, so
 an output that equals one of them says which K it used; the published departures are computed beside them.
 
@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from paperproof.catalogue.fixture_case import FixtureCase
-from paperproof.fixtures.values import materialize
+from paperproof.fixtures.values import HELD_OUT, materialize
 from paperproof.verify.metrics import valuation
 
 NEIGHBOURS = tuple(range(1, 11))  # the K of a nearest-neighbour utility callers pick (the papers use 1 to 10)
@@ -40,11 +40,13 @@ def _variant_table() -> dict[str, tuple]:
 VALUATION_VARIANTS = _variant_table()
 
 
-def _arrays(case: FixtureCase, kind: str) -> list[np.ndarray]:
-    """The case's arguments of one recipe kind, materialised as the entry got them (dtype included)."""
+def _arrays(case: FixtureCase, kind: str, held_out: bool) -> list[np.ndarray]:
+    """The case's arguments of one recipe kind and split, materialised as the entry got them (dtype included)."""
     found = []
     for arg in case.args:
         if arg.spec.kind != kind or arg.spec.params.get("one_hot") or arg.spec.params.get("layout") == "NM":
+            continue
+        if (arg.spec.params.get("split") == HELD_OUT) != held_out:
             continue
         value = materialize(arg.spec.model_dump(mode="json"), case.model_dump(mode="json"))
         found.append(np.asarray(value.detach().cpu() if hasattr(value, "detach") else value))
@@ -60,12 +62,12 @@ def valuation_variants(case: FixtureCase) -> dict[tuple[str, str], np.ndarray]:
 
 def points(case: FixtureCase) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """(x_train, y_train, x_test, y_test) as the case gave them; None where it gave no features and labels."""
-    features, labels = _arrays(case, "embeddings"), _arrays(case, "labels")
+    features, labels = _arrays(case, "embeddings", False), _arrays(case, "labels", False)
     if not features or not labels or len(features[0]) != len(labels[0]):
         return None
     x_train, y_train = features[0], labels[0]
-    x_test = features[1] if len(features) > 1 else x_train
-    y_test = labels[1] if len(labels) > 1 else y_train
+    tests, test_labels = _arrays(case, "embeddings", True), _arrays(case, "labels", True)
+    x_test, y_test = (tests[0], test_labels[0]) if tests and test_labels else (x_train, y_train)
     return (x_train, y_train, x_test, y_test) if len(x_test) == len(y_test) else None
 
 
