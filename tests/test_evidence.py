@@ -110,3 +110,19 @@ def test_a_loss_that_gives_one_number_for_the_batch_and_a_loader_picking_a_class
     assert not ev["PerSampleEntropy"].against
     assert "the gold label's probability" not in ev["oversample"].does
     assert "the gold label's probability" in ev["disagreement"].does
+
+
+def test_an_array_allocated_with_a_slot_per_given_label_and_returned_is_one_value_per_sample():
+    code = (
+        "import numpy as np\nimport torch\n\n\n"
+        "def value(xa, y_train_few, xb, y_val_few, k):\n    n = len(y_train_few)\n    out = np.zeros(n)\n"
+        "    for i in range(len(y_val_few)):\n        out += np.ones(n) * k\n    return out\n\n\n"
+        "def flags(labels, guesses):\n    hit = torch.zeros_like(labels)\n    hit[labels == guesses] = 1\n"
+        "    return hit\n\n\n"
+        "def by_shape(targets):\n    s = np.empty(targets.shape[0])\n    s[:] = 1\n    return s\n\n\n"
+        "def per_class(labels, classes):\n    counts = np.zeros(classes)\n    return counts\n\n\n"
+        "def padded(labels):\n    buffer = np.zeros(len(labels))\n    return buffer.sum()\n")
+    ev = {e.name: e.evidence for e in extract_module(code, repo="o/r", path="m.py")}
+    slot = "returns one value per sample (an array with a slot per label it was given)"
+    assert ev["value"].per_sample == slot and ev["flags"].per_sample == slot and ev["by_shape"].per_sample == slot
+    assert ev["per_class"].per_sample is None and ev["padded"].per_sample is None

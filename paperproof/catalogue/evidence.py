@@ -372,6 +372,41 @@ def _batch_reduction(method: ast.FunctionDef) -> bool:
                                  and not _axis_given(v) for v in returns)
 
 
+_ALLOCATORS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
+
+
+def _allocated_per_sample(nodes: list[ast.AST], params: list[str], returns: list[ast.expr]) -> bool:
+    """Whether it returns an array it allocated with one slot per label it was given: `np.zeros(len(y))`,
+    `np.zeros(n)` after `n = len(y_train)`, `torch.zeros_like(labels)`, `np.zeros(labels.shape[0])`."""
+    labels = {p for p in params if _LABELISH.match(p)}
+    if not labels:
+        return False
+
+    def counts_labels(expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Call) and _tail(expr.func) == "len" and expr.args:
+            return isinstance(expr.args[0], ast.Name) and expr.args[0].id in labels
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
+            return isinstance(expr.value.value, ast.Name) and expr.value.value.id in labels \
+                and isinstance(expr.slice, ast.Constant) and expr.slice.value == 0
+        return isinstance(expr, ast.Name) and expr.id in sizes
+
+    assigned = [(t.id, a.value) for a in nodes if isinstance(a, ast.Assign) for t in a.targets if isinstance(t, ast.Name)]
+    sizes: set[str] = set()
+    for name, value in assigned:  # `n = len(y_train)`: in order, so a size may be named from one before it
+        if counts_labels(value):
+            sizes.add(name)
+    arrays = set()
+    for name, value in assigned:
+        if isinstance(value, ast.Call) and _tail(value.func) in _ALLOCATORS and value.args:
+            first = value.args[0]
+            if _tail(value.func).endswith("_like"):
+                if isinstance(first, ast.Name) and first.id in labels:
+                    arrays.add(name)
+            elif counts_labels(first):
+                arrays.add(name)
+    return any(isinstance(r, ast.Name) and r.id in arrays for r in returns)
+
+
 def _function_per_sample(node: ast.FunctionDef, nodes: list[ast.AST], params: list[str]) -> str | None:
     returns = [r.value for r in nodes if isinstance(r, ast.Return) and r.value is not None]
     for value in returns:
@@ -385,6 +420,8 @@ def _function_per_sample(node: ast.FunctionDef, nodes: list[ast.AST], params: li
             if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Tuple) and sub.slice.elts and \
                     isinstance(sub.slice.elts[0], ast.Slice) and sub.slice.elts[0].lower is None:
                 return "returns one value per sample (a column of a per-sample array)"
+    if _allocated_per_sample(nodes, params, returns):
+        return "returns one value per sample (an array with a slot per label it was given)"
     trend = [p for p in params if _TAKES[5][1].match(p)] or [
         a.arg for a in node.args.args if a.annotation is not None and re.match(
             r"^(List|list|Sequence|Iterable)\[(float|int|bool)\]$", ast.unparse(a.annotation))]

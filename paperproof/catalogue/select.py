@@ -184,6 +184,7 @@ def judge(entries: list[Entry]) -> list[Judgement]:
         else:
             seen = [*ev.takes, *ev.does]
             why = "no hardness evidence in its code" + (f" (only {_phrase(seen)})" if seen else "") + (
+                f"; it {ev.per_sample}" if ev.per_sample else "") + (
                 f"; it does {_phrase(ev.against)}" if ev.against else "")
         out.append(Judgement(entry, strength, hardness, delegates, excluded, why))
     return out
@@ -215,7 +216,8 @@ def select(entries: list[Entry], terms: set[str], readme: str, limit: int | None
                       key=lambda i: (-judged[i].strength, i))
         chosen = (scoring + hard)[:HARDNESS_CAP]
         rest = [i for i, j in enumerate(judged) if not j.hardness and not j.excluded and seen[i] is None]
-        rest.sort(key=lambda i: (-relevance[i][0] + _against(judged[i].entry), i))
+        # among equally relevant entries, one whose code returns a value per sample fills first
+        rest.sort(key=lambda i: (-relevance[i][0] + _against(judged[i].entry), not judged[i].entry.evidence.per_sample, i))
         chosen += rest[:max(0, limit - len(chosen))]
     out = []
     for i in sorted(chosen):
