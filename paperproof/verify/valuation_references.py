@@ -19,25 +19,18 @@ import numpy as np
 from paperproof.catalogue.fixture_case import FixtureCase
 from paperproof.fixtures.values import HELD_OUT, materialize
 from paperproof.verify.metrics import valuation
+from paperproof.verify.run_references import ModelVariant
 
 NEIGHBOURS = tuple(range(1, 11))  # the K of a nearest-neighbour utility callers pick (the papers use 1 to 10)
 _JIA = "KNN-Shapley paper (Jia et al. 2019)"
 
 
-def _variant_table() -> dict[str, tuple]:
-    from paperproof.verify.run_references import ModelVariant
-
-    rows = []
-    for k in NEIGHBOURS:
-        rows.append(ModelVariant("knn_shapley", f"mean_k{k}", f"{_JIA}, K = {k}", True))
-    for k in NEIGHBOURS:
-        rows.append(ModelVariant("knn_shapley", f"sum_k{k}", f"{_JIA}, K = {k}, summed over the test points", False,
-                                 "sums each training point's value over the test points where the paper averages "
-                                 "them (the ranking is the paper's; the values grow with the test set)"))
-    return {"knn_shapley": tuple(rows)}
-
-
-VALUATION_VARIANTS = _variant_table()
+VALUATION_VARIANTS: dict[str, tuple[ModelVariant, ...]] = {"knn_shapley": (
+    *(ModelVariant("knn_shapley", f"mean_k{k}", f"{_JIA}, K = {k}", True) for k in NEIGHBOURS),
+    *(ModelVariant("knn_shapley", f"sum_k{k}", f"{_JIA}, K = {k}, summed over the test points", False,
+                   "sums each training point's value over the test points where the paper averages them (the "
+                   "ranking is the paper's; the values grow with the test set)") for k in NEIGHBOURS),
+)}
 
 
 def _arrays(case: FixtureCase, kind: str, held_out: bool) -> list[np.ndarray]:
@@ -55,8 +48,8 @@ def _arrays(case: FixtureCase, kind: str, held_out: bool) -> list[np.ndarray]:
 
 def valuation_variants(case: FixtureCase) -> dict[tuple[str, str], np.ndarray]:
     """Every valuation variant on the features and labels the case gave the entry; empty without both."""
-    if case.protocol or case.per_sample:
-        return {}
+    if case.protocol or case.per_sample or not any(a.spec.kind == "embeddings" for a in case.args):
+        return {}  # asked of every case of every entry: only one handed features is serialised and computed
     return dict(_computed(case.model_dump_json()))
 
 
