@@ -93,3 +93,20 @@ def test_a_vog_of_probability_gradients_without_class_normalisation_departs_from
     assert (finding.metric, finding.matches, finding.paper) == ("vog", "prob_raw", False)
     assert "softmax probability" in finding.departures[0] and sample.status == "ran_violates"
     assert finding.worked is not None and finding.worked.paper_value != finding.worked.code_value
+
+
+def test_every_variant_reads_one_way_its_paper_or_its_own() -> None:
+    from paperproof.verify import run_references, valuation_references
+    from paperproof.verify.fidelity import orientation
+    from paperproof.verify.metrics import VARIANTS
+
+    tables = (VARIANTS, run_references.MODEL_VARIANTS, valuation_references.VALUATION_VARIANTS)
+    for table in tables:
+        for metric, variants in table.items():
+            for v in variants:
+                assert orientation(metric, v.name) in ("high_is_hard", "low_is_hard"), (metric, v.name)
+    # H-CAT's cosine similarity reads the other way from the paper's distance; a valuation's low end is harmful
+    assert orientation("prototypicality", "kmeans_distance") == "high_is_hard"
+    assert orientation("prototypicality", "cosine_class_mean") == "low_is_hard"
+    assert orientation("knn_shapley", "sum_k3") == orientation("knn_shapley") == "low_is_hard"
+    assert orientation("normalized_margin") == "low_is_hard"

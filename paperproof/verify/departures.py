@@ -23,7 +23,7 @@ from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Departure, Fidelity
 from paperproof.fixtures.values import softmax
 from paperproof.verify import valuation_references
-from paperproof.verify.fidelity import ATOL, PER_EPOCH, RTOL, case_logits, channels, paper_reference
+from paperproof.verify.fidelity import ATOL, PER_EPOCH, RTOL, case_logits, channels, orientation, paper_reference
 
 # (metric, variant) -> the formula, for sample i with gold label y, p_e its probabilities at epoch e.
 FORMULAS: dict[tuple[str, str], str] = {
@@ -191,16 +191,6 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(np.corrcoef(ra, rb)[0, 1])
 
 
-def higher_is_hard(metric: str) -> bool:
-    """Which end of a metric the hardest samples are at (the papers' reading); high unless the metric says low."""
-    return metric not in LOW_IS_HARD
-
-
-# Metrics whose low values mark the hard samples (the rest: high is hard).
-LOW_IS_HARD = frozenset({"confidence", "correctness", "aum", "self_confidence", "prototypicality", "conf_agree",
-                         "pvi", "second_split_forgetting"})
-
-
 def top_overlap(paper: np.ndarray, code: np.ndarray, high_is_hard: bool, share: float = 0.1) -> float | None:
     """The share of the paper's hardest `share` of samples that the code also ranks among its hardest `share`
     (ties broken by sample order); None with fewer than ten samples, where a tenth is not one sample."""
@@ -304,7 +294,7 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
         index = np.flatnonzero(finite)
         moved = list(dict.fromkeys(int(index[j]) % n for j in np.argsort(-moves, kind="stable")[:5] if moves[j] > 0))
         rho = _spearman(paper[finite], code[finite])
-        overlap = top_overlap(paper[finite], code[finite], higher_is_hard(finding.metric))
+        overlap = top_overlap(paper[finite], code[finite], orientation(finding.metric, finding.matches) == "high_is_hard")
         measured = (f"On case {case.case_id} the ranking of the samples is the same."
                     if same else f"On case {case.case_id} the ranking changes (Spearman ρ = {rho:.2f}); "
                     f"the samples that move most: {', '.join(map(str, moved))}." if rho is not None else

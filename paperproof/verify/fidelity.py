@@ -32,6 +32,7 @@ from paperproof.fixtures.synth import DYNAMICS_KINDS
 from paperproof.fixtures.values import case_dynamics
 from paperproof.runner.protocols import chosen_epochs
 from paperproof.verify import run_references, valuation_references
+from paperproof.verify.metrics.variants import Orientation
 
 ATOL, RTOL = 1e-5, 1e-4
 # A key or column that names an identifier (ids, indices, labels passed through): never a score.
@@ -204,6 +205,7 @@ class Known:
     departure: str
     timing: bool
     driven: bool = False
+    orientation: Orientation | None = None  # where the variant reads the other way from its metric
 
 
 def known(metric: str, name: str) -> Known | None:
@@ -215,8 +217,17 @@ def known(metric: str, name: str) -> Known | None:
     for table in (run_references.MODEL_VARIANTS, valuation_references.VALUATION_VARIANTS):
         for model in table.get(metric, ()):
             if model.name == name:
-                return Known(model.paper, model.source, model.departure, model.timing)
+                return Known(model.paper, model.source, model.departure, model.timing, orientation=model.orientation)
     return None
+
+
+def orientation(metric: str, variant: str | None = None) -> Orientation:
+    """Which end of a metric's values the hard samples are at: its paper's reading (`DEFINITIONS`), unless the
+    variant reads the other way (H-CAT's cosine similarity where Sorscher et al. take a distance)."""
+    from paperproof.verify.metrics import DEFINITIONS
+
+    found = known(metric, variant) if variant else None
+    return found.orientation if found and found.orientation else DEFINITIONS[metric].orientation
 
 
 def _order() -> list[tuple[str, str]]:

@@ -35,18 +35,10 @@ from paperproof.fixtures import training
 from paperproof.fixtures.planted_cases import planted_fixtures
 from paperproof.verify import planted
 from paperproof.verify.fidelity import channels, rerun
+from paperproof.verify.fidelity import orientation as metric_orientation
+from paperproof.verify.metrics import DEFINITIONS
 from paperproof.verify.recognise import Recognition
 
-# Whether a high value of each reference metric means a hard sample (H-CAT's and the papers' reading).
-METRIC_ORIENTATION: dict[str, Orientation] = {
-    "confidence": "low_is_hard", "correctness": "low_is_hard", "aum": "low_is_hard",
-    "self_confidence": "low_is_hard", "variability": "high_is_hard", "forgetfulness": "high_is_hard",
-    "threshold_closeness": "high_is_hard", "aleatoric": "high_is_hard", "entropy": "high_is_hard",
-    "el2n": "high_is_hard", "loss": "high_is_hard", "vog": "high_is_hard", "grand": "high_is_hard",
-    "prototypicality": "low_is_hard", "conf_agree": "low_is_hard", "epistemic": "high_is_hard",
-    "learning_time": "high_is_hard", "pvi": "low_is_hard", "tdds": "high_is_hard", "knn_shapley": "low_is_hard",
-    "normalized_margin": "low_is_hard", "predictive_entropy": "high_is_hard", "prediction_margin": "low_is_hard",
-}
 # A name that names a metric, longest first ("self_confidence" before "confidence").
 NAMED_METRICS: tuple[tuple[str, str], ...] = (
     ("self_conf", "self_confidence"), ("threshold", "threshold_closeness"), ("confiden", "confidence"),
@@ -139,7 +131,7 @@ def reference_check(logits: np.ndarray, labels: np.ndarray, kinds: dict[str, np.
     checks = []
     for kind, mask in kinds.items():
         keep = planted.negatives(kind, kinds)
-        found = {name: planted.detect(v, mask, METRIC_ORIENTATION[name], keep) for name, v in values.items()}
+        found = {name: planted.detect(v, mask, metric_orientation(name), keep) for name, v in values.items()}
         best = max(found, key=lambda name: (found[name].auroc_low, found[name].auroc))  # the first on a tie
         checks.append(KindCheck(kind=kind, fraction=fraction, positives=found[best].positives, samples=mask.size,
                                 negatives=found[best].samples - found[best].positives,
@@ -203,9 +195,9 @@ def orientation(entry: Entry, output: str, findings: list[Fidelity],
         way: Orientation = "low_is_hard" if declared.group(1).lower() in ("lower", "smaller") else "high_is_hard"
         return way, f'its docstring says "{declared.group(0)}"', metric
     if exact:
-        return METRIC_ORIENTATION[exact.metric], f"it computes {exact.metric} ({exact.matches})", exact.metric
-    if known and known.output == output and known.metric in METRIC_ORIENTATION:
-        way = METRIC_ORIENTATION[known.metric]
+        return metric_orientation(exact.metric, exact.matches), f"it computes {exact.metric} ({exact.matches})", exact.metric
+    if known and known.output == output and known.metric in DEFINITIONS:
+        way = metric_orientation(known.metric, known.variant)
         if (known.rho or 0.0) < 0:
             flipped: Orientation = "low_is_hard" if way == "high_is_hard" else "high_is_hard"
             return flipped, f"it ranks samples in the reverse order of {known.metric}", known.metric
@@ -213,7 +205,7 @@ def orientation(entry: Entry, output: str, findings: list[Fidelity],
     for text, whose in ((output, "output"), (entry.name, "entry")):
         named = _named(text) if text != "return value" else None
         if named:
-            return METRIC_ORIENTATION[named], f"its {whose} name names {named}", None
+            return metric_orientation(named), f"its {whose} name names {named}", None
     if HARD_WORDS.search(entry.name) or HARD_WORDS.search(output):
         return "high_is_hard", "its name says it scores hardness", None
     return None
@@ -285,7 +277,7 @@ def score(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findings
                     break
                 keep = planted.negatives(kind, kinds)  # this kind's samples and the clean ones
                 mine = planted.detect(found, mask, direction, keep)
-                ref = planted.detect(reference[1], mask, METRIC_ORIENTATION[metric], keep) \
+                ref = planted.detect(reference[1], mask, metric_orientation(metric), keep) \
                     if reference and metric else None
                 low = planted.floor(mask, keep=keep)
                 figures.append(PlantedFigure(

@@ -28,6 +28,7 @@ import numpy as np
 
 from paperproof.fixtures import training
 from paperproof.verify.metrics.scores import early_epoch
+from paperproof.verify.metrics.variants import Orientation
 
 INIT_RUNS = 4  # EL2N's independent initialisations (Paul et al. average over several; the first is the run itself)
 FOLDS = 4  # Confident Learning's cross-validation folds (cleanlab's default is 5; 4 keeps a run's cost small)
@@ -40,7 +41,8 @@ _INIT, _FOLD_MODEL, _FOLD_SPLIT, _KMEANS, _PASSES = range(1, 6)
 @dataclass(frozen=True)
 class ModelVariant:
     """One published way of computing a model-based metric. `timing`: the departure is only which epoch is
-    scored (the formula is the paper's)."""
+    scored (the formula is the paper's); `orientation`: which end is hard where the variant reads the other way
+    from its metric's definition (a similarity where the paper takes a distance)."""
 
     metric: str
     name: str
@@ -48,6 +50,7 @@ class ModelVariant:
     paper: bool
     departure: str = ""
     timing: bool = False
+    orientation: Orientation | None = None
 
 
 _VOG_PAPER = "VoG paper (Agarwal et al.)"
@@ -101,7 +104,7 @@ MODEL_VARIANTS: dict[str, tuple[ModelVariant, ...]] = {
                      "the paper embeds with a self-supervised model)", True),
         ModelVariant("prototypicality", "cosine_class_mean", "H-CAT", False,
                      "takes the cosine to the class-mean embedding where Sorscher et al. take the distance to the "
-                     "nearest k-means centroid"),
+                     "nearest k-means centroid", orientation="low_is_hard"),
     ),
     "conf_agree": (
         ModelVariant("conf_agree", "max_mean_prob_train_mode", f"Carlini et al. (agreement of stochastic passes; "
