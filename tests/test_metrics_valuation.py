@@ -7,6 +7,7 @@ cases are done by hand.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -76,6 +77,20 @@ def test_knn_shapley_by_recursion_equals_data_shapley_enumerated_under_the_knn_u
     utility = V.knn_utility(x_train, y_train, x_test, y_test, k)
     np.testing.assert_allclose(V.knn_shapley(x_train, y_train, x_test, y_test, k), V.data_shapley(n, utility),
                                rtol=0, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 6), m=st.integers(1, 3), k=st.integers(1, 5))
+def test_marginals_over_every_ordering_average_to_knn_shapley(seed, n, m, k):
+    rng = np.random.default_rng(seed)
+    x_train, y_train = rng.normal(size=(n, 2)), rng.integers(0, 2, size=n)
+    x_test, y_test = rng.normal(size=(m, 2)), rng.integers(0, 2, size=m)
+    every = np.array(list(itertools.permutations(range(n))))
+    marginals = V.knn_marginals(x_train, y_train, x_test, y_test, k, every)
+    np.testing.assert_allclose(marginals.mean(0), V.knn_shapley(x_train, y_train, x_test, y_test, k), atol=1e-12)
+    # each ordering's marginals add up to the utility of the whole set (efficiency, ordering by ordering)
+    whole = V.knn_utility(x_train, y_train, x_test, y_test, k)(tuple(range(n)))
+    np.testing.assert_allclose(marginals.sum(1), whole, atol=1e-12)
 
 
 def test_knn_shapley_values_a_mislabelled_neighbour_below_zero_and_a_right_one_above():

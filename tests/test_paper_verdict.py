@@ -164,3 +164,13 @@ def test_no_ran_count_includes_violations_and_no_badge_contradicts_its_line(bund
     for row in rows:
         if "checked-paper" in row or "grade-" in row:
             assert "nothing declared to check" not in row
+
+
+def test_a_finding_recorded_before_three_verdicts_reads_as_exact_or_departure_by_its_departures() -> None:
+    faithful, departing = finding(), finding("returns a count")
+    assert (faithful.verdict, departing.verdict) == ("exact", "departure")
+    old = departing.model_dump(mode="json", exclude={"verdict", "estimate", "orientation"})
+    assert Fidelity.model_validate(old).verdict == "departure"
+    assert Fidelity.model_validate({**old, "verdict": "estimator"}).verdict == "estimator"
+    # an estimator of the paper's definition grades as faithful: its error is the estimator's, not a departure
+    assert finding_grade(faithful.model_copy(update={"verdict": "estimator"})) == "faithful"

@@ -4,6 +4,7 @@ averages is a departure with its worked case (`tests/valuation/`, a specimen of 
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -48,6 +49,39 @@ def test_a_held_out_split_is_the_test_set_the_values_are_computed_on():
                                valuation.knn_shapley(x_train, y_train, x_test, y_test, 2))
 
 
+def _sampled(case: FixtureCase, k: int, orderings: int, seed: int) -> np.ndarray:
+    """A permutation-sampling estimate of KNN-Shapley on the case, as a faithful estimator makes it."""
+    found = R.points(case)
+    assert found is not None
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((orderings, len(found[1]))), axis=1)
+    return valuation.knn_marginals(*found, k, order).mean(0)
+
+
+def test_an_estimate_is_read_at_its_own_k_and_a_budget_near_its_own():
+    case = FixtureCase(case_id="wide", seed=23, dims={"N": 40, "C": 5, "E": 4, "D": 12},
+                       args=[FixtureArg(name="x", spec=ValueSpec(kind="embeddings")),
+                             FixtureArg(name="y", spec=ValueSpec(kind="labels"))])
+    estimate = _sampled(case, 5, 200, seed=1)
+    found = {a.variant: a for a in R.estimated(case, estimate, 1e-5, 1e-4)}
+    best = max(found.values(), key=lambda a: a.log_likelihood)
+    assert best.variant == "mean_k5" and 50 < best.budget < 1000, best
+    # the same estimate summed over the test points is read as an estimate of the sum
+    summed = {a.variant: a for a in R.estimated(case, estimate * 40, 1e-5, 1e-4)}
+    assert max(summed.values(), key=lambda a: a.log_likelihood).variant == "sum_k5"
+
+
+def test_exact_values_and_unrelated_values_are_no_estimates():
+    case = FixtureCase(case_id="wide", seed=23, dims={"N": 40, "C": 5, "E": 4, "D": 12},
+                       args=[FixtureArg(name="x", spec=ValueSpec(kind="embeddings")),
+                             FixtureArg(name="y", spec=ValueSpec(kind="labels"))])
+    exact = R.valuation_variants(case)["knn_shapley", "mean_k5"]
+    assert all(a.variant != "mean_k5" for a in R.estimated(case, exact, 1e-5, 1e-4))
+    shuffled = np.random.default_rng(0).permutation(exact)  # the same values on the wrong points
+    assert R.estimated(case, shuffled, 1e-5, 1e-4) == []
+    assert R.estimated(case, np.full(40, 0.5), 1e-5, 1e-4) == []
+
+
 def test_a_case_without_features_or_labels_has_no_valuation_reference():
     assert R.valuation_variants(_case("logits", "labels")) == {}
     assert R.valuation_variants(_case("embeddings")) == {}
@@ -86,3 +120,50 @@ def test_a_sum_over_test_points_departs_with_a_worked_case_that_keeps_the_rankin
     assert finding.departures[0].startswith("sums each training point's value over the test points")
     assert finding.worked is not None and finding.worked.severity == "rescales" and finding.worked.same_ranking
     assert "test points" in finding.worked.inputs
+
+
+def test_a_sampled_knn_shapley_is_the_papers_estimator_with_its_budget_and_bound(samples: dict[str, Sample]) -> None:
+    sampled = samples["knn_values_sampled"]
+    assert sampled.status == "ran" and sampled.checked == "paper", sampled.reason
+    (finding,) = sampled.fidelity
+    assert (finding.matches, finding.paper, finding.verdict, finding.departures) == ("mean_k5", True, "estimator", [])
+    assert finding.estimate is not None and finding.estimate.budget >= R.FLOOR
+    assert "permutation sampling" in finding.estimate.estimator and "σᵢ/√T" in finding.estimate.tolerance
+    assert finding.orientation == "low_is_hard" and finding.cases_matched >= 3
+
+
+def test_a_sampled_sum_departs_and_its_severity_is_the_departures_not_the_noises(samples: dict[str, Sample]) -> None:
+    summed = samples["knn_values_sampled_total"]
+    assert summed.status == "ran_violates", summed.reason
+    (finding,) = summed.fidelity
+    assert (finding.matches, finding.verdict, finding.paper) == ("sum_k3", "departure", False)
+    assert finding.estimate is not None
+    assert finding.worked is not None and finding.worked.severity == "rescales"
+
+
+def test_every_finding_carries_one_of_three_verdicts(samples: dict[str, Sample]) -> None:
+    verdicts = {s.entry: s.fidelity[0].verdict for s in samples.values() if s.fidelity}
+    assert verdicts == {"knn_values": "exact", "knn_values_total": "departure", "knn_values_sampled": "estimator",
+                        "knn_values_sampled_total": "departure"}
+
+
+def test_the_sample_page_and_its_twin_say_estimator_with_its_bound(samples: dict[str, Sample], tmp_path: Path) -> None:
+    import json
+    from html import unescape
+    from types import SimpleNamespace
+
+    from paperproof.build.renderer import Renderer
+    from paperproof.build.urls import SiteUrls
+
+    sample = samples["knn_values_sampled"].model_copy(update={"planted": None})  # its map is drawn with the site's
+    files = Renderer(SiteUrls(), "2025-07-28T00:00:00+00:00", tmp_path, False).sample(
+        sample, SimpleNamespace(page_url="/repo/x/"), {}, {})
+    page = unescape((tmp_path / files[-2]).read_text())
+    twin = json.loads((tmp_path / files[-1]).read_text())
+    (finding,) = twin["fidelity"]
+    assert finding["verdict"] == "estimator" and finding["estimate"]["budget"] == sample.fidelity[0].estimate.budget
+    assert "estimates knn_shapley as mean_k5 defines it" in " ".join(page.replace("<strong>", "").replace(
+        "</strong>", "").replace("<code>", "").replace("</code>", "").split())
+    assert f"likeliest at T = {finding['estimate']['budget']:,}" in page
+    assert re.search(r"Verdict: <a [^>]*>estimator</a>", page)
+    assert "Its low end holds the hard samples" in page

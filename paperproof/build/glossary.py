@@ -26,7 +26,12 @@ DESCRIPTION = ("What every status, contract check, tier and fidelity value on a 
 
 FIDELITY_VOCABULARY: dict[str, str] = {
     "paper's definition": "The output equals the metric as the paper defines it, computed by paperproof's reference "
-                          "metric core on the shared training-dynamics cases",
+                          "metric core on the shared training-dynamics cases (verdict exact: within floating-point "
+                          "tolerance)",
+    "paper's estimator": "The output equals no definition, but is an estimate of the paper's as the paper's own "
+                         "estimator makes it (permutation sampling, say): every error lies within the bound that "
+                         "estimator has at the budget the errors are likeliest at (verdict estimator); the sample page "
+                         "states the bound, how it was chosen, and the budget",
     GRADE_LABELS["departs_rescales"]: "The output equals a published variant of the metric that is not the "
                                       "paper's definition, but ranks the samples as the paper's metric does on the "
                                       "same run; the sample page says where it departs",

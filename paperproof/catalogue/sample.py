@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from paperproof.catalogue.fixture_case import ArgumentEvidence
 from paperproof.catalogue.observed import Observation
@@ -123,12 +123,35 @@ class Departure(BaseModel):
     paper_planted_auroc: float | None = None
 
 
+Verdict = Literal["exact", "estimator", "departure"]
+
+
+class Estimate(BaseModel):
+    """An output judged as an estimate of a definition, not its value: it is held to the error the paper's own
+    estimator has at a budget. `budget` is the most samples of that estimator (orderings of the training points,
+    say) whose error bound every value lies within on every case compared; `tolerance` says how the bound was
+    chosen; `error` is the output's largest distance from the exact value and `rank_correlation` its lowest
+    Spearman ρ against it over the cases."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    estimator: str
+    budget: int
+    tolerance: str
+    error: float
+    rank_correlation: float | None = None
+
+
 class Fidelity(BaseModel):
     """Which published definition of a hardness metric one output computes (see `build.fidelity`).
 
     `output` names the output (`return value`, `column confidence`); `matches` the variant of
     `metric` it equals on `cases_matched` of the `cases` compared; `paper` whether that variant
     is the paper's definition; `departures` says, in words, where it departs from it.
+
+    `verdict` is one of three: `exact` (equal to the variant within floating-point tolerance, and nothing of it
+    charged as a departure), `estimator` (an approximation the paper proposes, within the error that estimator
+    has at the budget in `estimate`), `departure` (it departs: `departures`, and `worked` where a case shows it).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -152,6 +175,19 @@ class Fidelity(BaseModel):
     # The metric as its paper defines it, quoted for the page: the citation and our restatement of the definition.
     cited: str | None = None
     definition: str | None = None
+    verdict: Verdict = "exact"
+    estimate: Estimate | None = None
+    # Which end of the output the hard samples are at (a valuation's: the harmful, mislabelled points), as the
+    # paper reads the metric, or the variant where it reads the other way. None where no metric was recognised.
+    orientation: Literal["high_is_hard", "low_is_hard"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict(cls, data: Any) -> Any:
+        """A finding without a verdict (one recorded before there were three) departs where it says so."""
+        if isinstance(data, dict) and "verdict" not in data:
+            return {**data, "verdict": "departure" if data.get("departures") else "exact"}
+        return data
 
 
 class SampleLink(BaseModel):

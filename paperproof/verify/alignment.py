@@ -24,7 +24,7 @@ from paperproof.catalogue.sample import Departure, Fidelity
 from paperproof.fixtures.values import sample_permutation
 from paperproof.verify.fidelity import channels, defined, paper_reference, quoted, series_of
 from paperproof.verify.planted_scores import _named, orientation
-from paperproof.verify.recognise import spearman
+from paperproof.verify.rank_correlation import spearman
 
 ATOL, RTOL = 1e-6, 1e-5  # a reordered run is the same computation: only float summation order may differ
 # A score that changed when its samples moved but still ranks them as before (|ρ| at least this against its

@@ -24,6 +24,7 @@ from paperproof.catalogue.sample import Departure, Fidelity
 from paperproof.fixtures.values import softmax
 from paperproof.verify import valuation_references
 from paperproof.verify.fidelity import ATOL, PER_EPOCH, RTOL, case_logits, channels, orientation, paper_reference
+from paperproof.verify.rank_correlation import midranks, spearman
 
 # (metric, variant) -> the formula, for sample i with gold label y, p_e its probabilities at epoch e.
 FORMULAS: dict[tuple[str, str], str] = {
@@ -173,24 +174,6 @@ def through_helper(entry: Entry, metric: str, variant: str) -> tuple[int, str, i
     return None
 
 
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Average ranks (ties share), as Spearman's ρ uses them."""
-    order = np.argsort(values, kind="stable")
-    ranks = np.empty(len(values), dtype=np.float64)
-    ranks[order] = np.arange(len(values), dtype=np.float64)
-    for value in np.unique(values):
-        tied = values == value
-        ranks[tied] = ranks[tied].mean()
-    return ranks
-
-
-def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    ra, rb = _ranks(a), _ranks(b)
-    if ra.std() == 0 or rb.std() == 0:
-        return None
-    return float(np.corrcoef(ra, rb)[0, 1])
-
-
 def top_overlap(paper: np.ndarray, code: np.ndarray, high_is_hard: bool, share: float = 0.1) -> float | None:
     """The share of the paper's hardest `share` of samples that the code also ranks among its hardest `share`
     (ties broken by sample order); None with fewer than ten samples, where a tenth is not one sample."""
@@ -279,8 +262,9 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
             if gap.size and (best is None or gap.max() > best[0]):
                 best = (float(gap.max()), case, int(gap.argmax()), reference, code)
         if best is None or best[0] <= 0:  # a departure no case of the run can show is not charged
-            out.append(finding.model_copy(update={"departures": [], "source": f"{finding.source}; its departure "
-                                                  "from the paper's definition shows on no case of this run"}))
+            shown = f"{finding.source}; its departure from the paper's definition shows on no case of this run"
+            verdict = "estimator" if finding.estimate else "exact"
+            out.append(finding.model_copy(update={"departures": [], "verdict": verdict, "source": shown}))
             continue
         _, case, flat, paper, code = best
         n = case.dims["N"]
@@ -288,13 +272,17 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
         gold, inputs, sentence = _worked(finding, case, i, float(paper[flat]), float(code[flat]))
         if finding.output.endswith(PER_EPOCH):
             sentence = f"at epoch {flat // n}, {sentence}"
-        finite = np.isfinite(paper) & np.isfinite(code)
-        same = bool(np.array_equal(_ranks(paper[finite]), _ranks(code[finite])))
-        moves = np.abs(_ranks(paper[finite]) - _ranks(code[finite]))
+        # An estimate's severity is its departure's own: the variant it estimates, exactly, against the paper's
+        # (the estimate's sampling error is no departure)
+        exact = valuation_references.valuation_variants(case).get((finding.metric, finding.matches))
+        ranked = exact if finding.estimate is not None and exact is not None else code
+        finite = np.isfinite(paper) & np.isfinite(ranked)
+        same = bool(np.array_equal(midranks(paper[finite]), midranks(ranked[finite])))
+        moves = np.abs(midranks(paper[finite]) - midranks(ranked[finite]))
         index = np.flatnonzero(finite)
         moved = list(dict.fromkeys(int(index[j]) % n for j in np.argsort(-moves, kind="stable")[:5] if moves[j] > 0))
-        rho = _spearman(paper[finite], code[finite])
-        overlap = top_overlap(paper[finite], code[finite], orientation(finding.metric, finding.matches) == "high_is_hard")
+        rho = spearman(paper[finite], ranked[finite])
+        overlap = top_overlap(paper[finite], ranked[finite], orientation(finding.metric, finding.matches) == "high_is_hard")
         measured = (f"On case {case.case_id} the ranking of the samples is the same."
                     if same else f"On case {case.case_id} the ranking changes (Spearman ρ = {rho:.2f}); "
                     f"the samples that move most: {', '.join(map(str, moved))}." if rho is not None else

@@ -26,7 +26,7 @@ import numpy as np
 
 from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
 from paperproof.catalogue.run_result import EncodedValue, RunResult
-from paperproof.catalogue.sample import Fidelity
+from paperproof.catalogue.sample import Estimate, Fidelity
 from paperproof.fixtures import keras_run, training
 from paperproof.fixtures.synth import DYNAMICS_KINDS
 from paperproof.fixtures.values import case_dynamics
@@ -264,18 +264,23 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
     if not typical:
         return []
     matches: dict[str, dict[str, set[Variant]]] = {}  # channel -> case -> matching variants
+    outputs: dict[str, dict[str, tuple[float, ...]]] = {}  # channel -> case -> its values
     for case in compared:
         reference = references(case)
         for channel in channels(outcomes[case.case_id], case.dims["N"], epochs=case.dims.get("E")):
             against = references(case, per_epoch=True) if channel.name.endswith(PER_EPOCH) else reference
             hits = {k for k, v in against.items() if _same(v, channel.values)}
             matches.setdefault(channel.name, {})[case.case_id] = hits
+            outputs.setdefault(channel.name, {})[case.case_id] = channel.values
     findings = []
     for name, per_case in matches.items():
         if not all(c.case_id in per_case for c in typical):
             continue
         common = set.intersection(*(per_case[c.case_id] for c in typical))
         if not common:
+            estimate = _estimate(name, outputs[name], compared, typical)
+            if estimate is not None:
+                findings.append(estimate)
             continue
         order = _order()
         ranked = sorted(common, key=lambda k: (order.index(k[:2]), k[2] or ""))
@@ -305,8 +310,46 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
         findings.append(Fidelity(
             cited=cited, definition=definition, output=name, metric=metric, matches=variant_name, source=source, paper=variant.paper,
             cases_matched=len(agreeing), cases=len(compared), departures=departures, dynamics=series,
+            orientation=orientation(metric, variant_name),
         ))
     return findings
+
+
+def _estimate(name: str, outputs: dict[str, tuple[float, ...]], compared: list[FixtureCase],
+              typical: list[FixtureCase]) -> Fidelity | None:
+    """A finding for an output that equals no variant but estimates one as the paper's estimator would at some
+    budget, on every typical case (`valuation_references.estimated`); None where it estimates none."""
+    agreed = {c.case_id: {(a.metric, a.variant): a for a in valuation_references.estimated(
+        c, np.asarray(outputs[c.case_id]), ATOL, RTOL)} for c in compared if c.case_id in outputs}
+    common = set.intersection(*(set(agreed[c.case_id]) for c in typical))
+    if not common:
+        return None
+    found = {key: variant for key in common if (variant := known(*key)) is not None}
+    # the variant under which the output's errors are likeliest, over the typical cases (the paper's on a tie)
+    chosen = max(sorted(found), key=lambda key: (sum(agreed[c.case_id][key].log_likelihood for c in typical),
+                                                 found[key].paper))
+    metric, matched = chosen
+    variant = found[chosen]
+    held = [agreed[case][chosen] for case in agreed if chosen in agreed[case]]
+    budget = min(a.budget for a in held)
+    rhos = [a.rho for a in held if a.rho is not None]
+    estimate = Estimate(
+        estimator=valuation_references.ESTIMATOR, budget=int(min(budget, 10 ** 9)), error=max(a.error for a in held),
+        rank_correlation=min(rhos) if rhos else None,
+        tolerance=(f"an estimate of T orderings errs at point i by a normal error of spread σᵢ/√T (σᵢ: the spread of "
+                   f"point i's marginal contribution over {valuation_references.SPREAD_ORDERINGS:,} random orderings "
+                   f"of the case); the output's errors are likeliest at T = {int(min(budget, 10 ** 9)):,} (the "
+                   f"fewest over the cases), and every one lies within z·σᵢ/√T, z {min(a.bound for a in held):.2f} "
+                   f"to {max(a.bound for a in held):.2f}, the normal quantile that a faithful estimate exceeds at "
+                   f"some point with probability {valuation_references.ALPHA}; an estimate is judged from "
+                   f"{valuation_references.FLOOR} orderings up"))
+    cited, definition = quoted(metric)
+    return Fidelity(
+        cited=cited, definition=definition, output=name, metric=metric, matches=matched,
+        source=f"{variant.source}, estimated", paper=variant.paper, cases_matched=len(held), cases=len(compared),
+        departures=[] if variant.paper else [variant.departure], verdict="estimator" if variant.paper else "departure",
+        estimate=estimate, orientation=orientation(metric, matched),
+    )
 
 
 def quoted(metric: str) -> tuple[str | None, str | None]:

@@ -19,6 +19,8 @@ from typing import Literal
 
 import numpy as np
 
+from paperproof.verify.rank_correlation import midranks
+
 Orientation = Literal["high_is_hard", "low_is_hard"]
 FLOOR_SEED = 20240521  # random scores for the floor: fixed, so every build prints the same floor
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: a two-sided 95% interval
@@ -47,18 +49,6 @@ def _oriented(scores: np.ndarray, orientation: Orientation) -> np.ndarray:
     return values if orientation == "high_is_hard" else -values
 
 
-def _midranks(values: np.ndarray) -> np.ndarray:
-    """1-based ranks, ties given the average of the ranks they span: O(n log n)."""
-    order = np.argsort(values, kind="stable")
-    ranked = values[order]
-    ranks = np.empty(values.size, dtype=np.float64)
-    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
-    ends = np.r_[starts[1:], values.size]
-    average = (starts + ends + 1) / 2.0  # a run [s, e) holds ranks s+1 … e
-    ranks[order] = np.repeat(average, ends - starts)
-    return ranks
-
-
 def _counts(positive: np.ndarray) -> tuple[int, int]:
     n_pos, n_neg = int(positive.sum()), int((~positive).sum())
     if n_pos == 0 or n_neg == 0:
@@ -71,7 +61,7 @@ def auroc(scores: np.ndarray, planted: np.ndarray) -> float:
     from average ranks, so it is exact with ties and O(n log n)."""
     positive = np.asarray(planted, dtype=bool).reshape(-1)
     n_pos, n_neg = _counts(positive)
-    u = _midranks(np.asarray(scores, dtype=np.float64).reshape(-1))[positive].sum() - n_pos * (n_pos + 1) / 2.0
+    u = midranks(np.asarray(scores, dtype=np.float64).reshape(-1))[positive].sum() - n_pos * (n_pos + 1) / 2.0
     return float(u / (n_pos * n_neg))
 
 
@@ -86,10 +76,10 @@ def auroc_interval(scores: np.ndarray, planted: np.ndarray, z: float = Z95) -> t
     values = np.asarray(scores, dtype=np.float64).reshape(-1)
     positive = np.asarray(planted, dtype=bool).reshape(-1)
     m, n = _counts(positive)
-    overall = _midranks(values)
+    overall = midranks(values)
     pos_ranks, neg_ranks = overall[positive], overall[~positive]
-    v10 = (pos_ranks - _midranks(values[positive])) / n  # unplanted samples each planted one outscores
-    v01 = 1.0 - (neg_ranks - _midranks(values[~positive])) / m  # planted samples outscoring each unplanted one
+    v10 = (pos_ranks - midranks(values[positive])) / n  # unplanted samples each planted one outscores
+    v01 = 1.0 - (neg_ranks - midranks(values[~positive])) / m  # planted samples outscoring each unplanted one
     area = float(v10.mean())
     variance = (v10.var(ddof=1) / m if m > 1 else 0.0) + (v01.var(ddof=1) / n if n > 1 else 0.0)
     half = z * float(np.sqrt(max(variance, 0.0)))

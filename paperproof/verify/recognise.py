@@ -18,6 +18,7 @@ from paperproof.catalogue.fixture_case import FixtureSet
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Fidelity
 from paperproof.verify.fidelity import channels, comparable, references
+from paperproof.verify.rank_correlation import spearman
 
 RANK_THRESHOLD = 0.95  # |ρ| at or above this on every typical case: ranks as the metric does
 
@@ -39,26 +40,6 @@ class Recognition:
         rho = self.rho if self.rho is not None else 0.0  # a rank-only recognition always has one
         order = "as" if rho > 0 else "in the reverse order of"
         return f"{self.output} ranks samples {order} {self.metric} ({self.variant}), rank correlation {rho:.2f}"
-
-
-def ranks(values: np.ndarray) -> np.ndarray:
-    """Ranks from 0, ties given their mean rank (as Spearman's coefficient needs)."""
-    order = np.argsort(values, kind="mergesort")
-    plain = np.empty(len(values))
-    plain[order] = np.arange(len(values))
-    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    return (np.bincount(inverse, weights=plain) / counts)[inverse]
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Rank correlation over the samples where both are finite; None when either is constant."""
-    keep = np.isfinite(a) & np.isfinite(b)
-    if keep.sum() < 3:
-        return None
-    ra, rb = ranks(a[keep]), ranks(b[keep])
-    if ra.std() == 0 or rb.std() == 0:
-        return None
-    return float(np.corrcoef(ra, rb)[0, 1])
 
 
 def recognise(fixtures: FixtureSet, result: RunResult | None, findings: list[Fidelity]) -> Recognition | None:

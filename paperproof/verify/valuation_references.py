@@ -8,19 +8,38 @@ an output that equals one of them says which K it used; the published departures
 
 `valuation_variants(case)` gives them keyed (metric, variant name), one value per training point;
 `VALUATION_VARIANTS` says which is the paper's and how each other one departs.
+
+An output that equals none of them may estimate one: the papers' own estimators sample orderings of the training
+points (permutation sampling; TMC-Shapley without its truncation). `estimated(case, values)` reads an output as
+such an estimate. Point i's estimate is a mean of T independent marginal contributions, so by the central limit
+theorem its error is normal with variance σ_i²/T, σ_i the spread of those contributions over random orderings
+(measured on `SPREAD_ORDERINGS` seeded orderings of the case). The budget T that makes the output's errors most
+likely is T̂ = N / Σ (d_i/σ_i)²; the variant under which the output is likeliest is the one it estimates (a sum
+over the test points spreads M times as wide, which the likelihood weighs). The output is such an estimate when
+every error lies within z·σ_i/√T̂, z the two-sided normal quantile for `ALPHA` shared over the N points
+(Bonferroni: a faithful estimate meets it everywhere with probability at least 1 − `ALPHA`), and T̂ is at least
+`FLOOR` orderings, below which an estimate is too coarse to be told from another valuation.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
 
 from paperproof.catalogue.fixture_case import FixtureCase
 from paperproof.fixtures.values import HELD_OUT, materialize
 from paperproof.verify.metrics import valuation
+from paperproof.verify.rank_correlation import spearman
 from paperproof.verify.run_references import ModelVariant
 
+ALPHA = 0.01  # the chance a faithful estimate misses its bound at some point
+FLOOR = 30  # the fewest orderings an estimate is judged at
+SPREAD_ORDERINGS = 2000  # orderings sampled to measure each point's spread of marginal contributions
+ESTIMATOR = ("permutation sampling (Castro, Gómez, Tejada 2009; Ghorbani & Zou 2019's TMC-Shapley without its "
+             "truncation) on the same utility")
 NEIGHBOURS = tuple(range(1, 11))  # the K of a nearest-neighbour utility callers pick (the papers use 1 to 10)
 _JIA = "KNN-Shapley paper (Jia et al. 2019)"
 
@@ -83,3 +102,71 @@ def _computed(serialised: str) -> tuple[tuple[tuple[str, str], np.ndarray], ...]
         found.append((("knn_shapley", f"mean_k{k}"), mean))
         found.append((("knn_shapley", f"sum_k{k}"), mean * len(y_test)))
     return tuple(found)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """An output read, on one case, as a permutation-sampling estimate of one variant: its likeliest budget (in
+    orderings), the log-likelihood of its errors at that budget, its largest error, and its rank correlation."""
+
+    metric: str
+    variant: str
+    budget: float
+    log_likelihood: float
+    error: float
+    bound: float  # z, the normal quantile that bounds each error on this case's points
+    rho: float | None
+
+
+def bound(n: int) -> float:
+    """z for `ALPHA` shared over n points: each point's estimate strays beyond z standard errors with probability
+    at most ALPHA / n."""
+    return NormalDist().inv_cdf(1 - ALPHA / (2 * n))
+
+
+def estimated(case: FixtureCase, values: np.ndarray, atol: float, rtol: float) -> list[Agreement]:
+    """Each variant an output is consistent with as a permutation-sampling estimate of at least `FLOOR`
+    orderings, on the features and labels the case gave it; empty where it gave none. An error within
+    floating-point tolerance (`atol`, `rtol`) counts as none."""
+    exact = valuation_variants(case)
+    found_points = points(case) if exact else None
+    if found_points is None:
+        return []
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    n, tests = len(found_points[1]), len(found_points[3])
+    z = bound(n)
+    found = []
+    for (metric, name), reference in exact.items():
+        if reference.shape != values.shape or not np.isfinite(values).all():
+            continue
+        k = int(name.rsplit("_k", 1)[1])
+        scale = tests if name.startswith("sum_") else 1  # a sum over the test points spreads M times as wide
+        error = np.where(np.isclose(values, reference, atol=atol, rtol=rtol), 0.0, np.abs(values - reference))
+        if not error.any():
+            continue  # equal within floating point: the exact variant, not an estimate of it
+        if (error > z * scale / (k * FLOOR ** 0.5)).any():
+            continue  # a marginal lies in [−1/K, 1/K], so σ ≤ 1/K: no budget of FLOOR orderings reaches this error
+        spread = _spread(case.model_dump_json(), k) * scale
+        if (error[spread == 0] > 0).any():
+            continue  # a point every ordering values alike, and the output does not
+        varies = spread > 0
+        standard = error[varies] / spread[varies]
+        budget = varies.sum() / float(np.sum(standard ** 2))
+        if budget < FLOOR or (standard * budget ** 0.5 > z).any():
+            continue
+        likelihood = float(-np.log(spread[varies]).sum() + varies.sum() / 2 * np.log(budget) - varies.sum() / 2)
+        found.append(Agreement(metric, name, budget, likelihood, float(error.max()), z, spearman(values, reference)))
+    return found
+
+
+@lru_cache(maxsize=64)
+def _spread(serialised: str, k: int) -> np.ndarray:
+    """σ_i: the standard deviation of each point's marginal contribution to the K-nearest-neighbour utility over
+    `SPREAD_ORDERINGS` random orderings, seeded by the case."""
+    case = FixtureCase.model_validate_json(serialised)
+    found_points = points(case)
+    assert found_points is not None
+    n = len(found_points[1])
+    rng = np.random.default_rng(case.seed * 1009 + k)
+    orderings = np.argsort(rng.random((SPREAD_ORDERINGS, n)), axis=1)
+    return valuation.knn_marginals(*found_points, k, orderings).std(axis=0, ddof=1)

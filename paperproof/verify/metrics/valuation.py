@@ -161,3 +161,38 @@ def knn_shapley(x_train, y_train, x_test, y_test, k: int) -> np.ndarray:
             s[i] = s[i + 1] + (hit[i] - hit[i + 1]) / k * min(k, i + 1) / (i + 1)
         values[row] += s
     return values / len(ys)
+
+
+def knn_marginals(x_train, y_train, x_test, y_test, k: int, permutations: np.ndarray) -> np.ndarray:
+    """Each training point's marginal contribution to the KNN utility (`knn_utility`) in each ordering: [P, N]
+    for the P rows of `permutations`. Their mean over every ordering is KNN-Shapley; over P random orderings it is
+    the permutation-sampling estimate (Castro, Gómez, Tejada 2009; Ghorbani & Zou's TMC-Shapley without its
+    truncation), and their spread is that estimator's error at a budget.
+
+    Point j joins a prefix S: for a test point, it enters the K nearest of S ∪ {j} when fewer than K of S are
+    nearer, adding its hit / K, and pushes out the K-th nearest of S when S already fills K places.
+    """
+    if k < 1:
+        raise ValueError(f"K must be at least 1, got {k}")
+    xt, yt, xs, ys = _points(x_train, y_train, x_test, y_test)
+    n, m = len(yt), len(ys)
+    order = np.asarray(permutations, dtype=np.int64).reshape(-1, n)
+    ranks = np.empty((m, n), dtype=np.int64)  # ranks[t, j]: j's place among the training points, nearest 0
+    neighbours = _neighbours(xt, xs)
+    ranks[np.arange(m)[:, None], neighbours] = np.arange(n)[None, :]
+    # the hit of the point at each place, and a place n that stands for an empty slot (no hit to lose)
+    hit_at = np.zeros((m, n + 1), dtype=np.float64)
+    hit_at[:, :n] = yt[neighbours] == ys[:, None]
+    kept = np.full((len(order), m, k), n, dtype=np.int64)  # the places of the K nearest joined so far
+    out = np.empty(order.shape, dtype=np.float64)
+    tests = np.arange(m)[None, :]
+    for step in range(n):
+        joining = order[:, step]
+        place = ranks[:, joining].T  # [P, M]
+        enters = (kept < place[..., None]).sum(-1) < k
+        farthest = kept.argmax(-1)
+        pushed = np.take_along_axis(kept, farthest[..., None], -1)[..., 0]
+        gain = np.where(enters, hit_at[tests, place] - hit_at[tests, pushed], 0.0) / k
+        out[np.arange(len(order)), joining] = gain.mean(1)
+        np.put_along_axis(kept, farthest[..., None], np.where(enters, place, pushed)[..., None], -1)
+    return out
