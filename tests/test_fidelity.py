@@ -96,11 +96,11 @@ def test_a_vog_of_probability_gradients_without_class_normalisation_departs_from
 
 
 def test_every_variant_reads_one_way_its_paper_or_its_own() -> None:
-    from paperproof.verify import run_references, valuation_references
+    from paperproof.verify import feature_references, run_references
     from paperproof.verify.fidelity import orientation
     from paperproof.verify.metrics import VARIANTS
 
-    tables = (VARIANTS, run_references.MODEL_VARIANTS, valuation_references.VALUATION_VARIANTS)
+    tables = (VARIANTS, run_references.MODEL_VARIANTS, feature_references.FEATURE_VARIANTS)
     for table in tables:
         for metric, variants in table.items():
             for v in variants:

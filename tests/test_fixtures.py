@@ -234,6 +234,12 @@ def test_a_splits_data_matrix_and_labels_are_named_as_scikit_learn_names_them() 
     assert got["groups"].shape == (case.dims["N"],) and got["groups"].dtype.kind == "i"  # each sample's group
 
 
+def test_a_capital_x_is_the_data_matrix_and_a_lower_case_x_one_array_of_scores() -> None:
+    got = values(synthesize(entry("def kdn(X, y, k=5):\n    pass\n")).cases[0])
+    assert got["X"].ndim == 2 and len(got["X"]) == len(got["y"])
+    assert values(synthesize(entry("def rank(x):\n    pass\n")).cases[0])["x"].ndim == 1
+
+
 def _features_case(**extra):
     return {"case_id": "typical", "seed": 11, "dims": {"E": 4, "N": 30, "C": 3, "D": 5}, **extra}
 

@@ -46,10 +46,24 @@ def test_logits_are_read_through_their_softmax_at_the_last_epoch():
         M.prediction_margin(PROBS, LABELS, inputs="odds")  # type: ignore[arg-type]
 
 
+def test_confidence_weighted_entropy_is_normalised_entropy_over_self_confidence_and_cleanlabs_scale_reads_down():
+    h = M.predictive_entropy(PROBS, LABELS, inputs="probs", normalised=True)
+    gold = torch.tensor([0.7, 0.3, 0.0], dtype=torch.float64).clamp_min(1e-6)  # the label's probability, floored
+    raw = M.confidence_weighted_entropy(PROBS, LABELS, inputs="probs")
+    torch.testing.assert_close(raw, h / gold)
+    quality = M.confidence_weighted_entropy(PROBS, LABELS, inputs="probs", quality=True)
+    torch.testing.assert_close(quality, torch.log1p(raw) / raw.clamp_min(1e-6))
+    # the suspect label (sample 1, given 2 at p = 0.3) ranks above the clean one (sample 0) both ways, read oppositely
+    assert raw[1] > raw[0] and quality[1] < quality[0]
+
+
 def test_each_detector_is_registered_with_its_definition_and_orientation():
+    from paperproof.verify.fidelity import orientation
+
     for metric, way in (("normalized_margin", "low_is_hard"), ("predictive_entropy", "high_is_hard"),
-                        ("prediction_margin", "low_is_hard")):
+                        ("prediction_margin", "low_is_hard"), ("confidence_weighted_entropy", "high_is_hard")):
         assert metric in M.VARIANTS and M.DEFINITIONS[metric].orientation == way
+    assert orientation("confidence_weighted_entropy", "cleanlab_quality") == "low_is_hard"
 
 
 # Written for this test in the style of research code.

@@ -22,7 +22,7 @@ from paperproof.catalogue.planted_record import PlantedHardness
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Departure, Fidelity
 from paperproof.fixtures.values import softmax
-from paperproof.verify import valuation_references
+from paperproof.verify import feature_references
 from paperproof.verify.fidelity import ATOL, PER_EPOCH, RTOL, case_logits, channels, orientation, paper_reference
 from paperproof.verify.rank_correlation import midranks, spearman
 
@@ -186,6 +186,10 @@ def top_overlap(paper: np.ndarray, code: np.ndarray, high_is_hard: bool, share: 
     return len(hardest & theirs) / k
 
 
+def _formula(metric: str, variant: str) -> str | None:
+    return FORMULAS.get((metric, variant)) or feature_references.formula(metric, variant)
+
+
 def _short(values: np.ndarray) -> str:
     return "[" + ", ".join(f"{v:.2f}".lstrip("0").replace("-0.", "-.") if abs(v) < 1 else f"{v:.2f}" for v in values) + "]"
 
@@ -202,7 +206,16 @@ def _worked(finding: Fidelity, case: FixtureCase, i: int, paper: float, code: fl
     """The gold class, the inputs and the sentence of one worked case."""
     metric, variant = finding.metric, finding.matches
     both = f"the paper scores {_number(paper)}, the code {_number(code)}"
-    valued = valuation_references.points(case) if metric in valuation_references.VALUATION_VARIANTS else None
+    valued = feature_references.points(case) if metric in feature_references.FEATURE_VARIANTS else None
+    if valued is not None and metric == "kdn":  # an instance among its neighbours: their labels, nearest first
+        x_train, y_train, _, _ = valued
+        gold, k = int(y_train[i]), int(variant.rpartition("_k")[2])
+        distances = np.linalg.norm(np.asarray(x_train, dtype=np.float64).reshape(len(y_train), -1)
+                                   - np.asarray(x_train, dtype=np.float64).reshape(len(y_train), -1)[i], axis=1)
+        distances[i] = np.inf
+        nearest = [int(y_train[j]) for j in np.argsort(distances, kind="stable")[:k]]
+        inputs = f"instance {i}, label {gold}, the labels of its {k} nearest other instances {nearest}"
+        return gold, inputs, f"{inputs} (case {case.case_id}): {both}"
     if valued is not None:  # a training point's value: its label, and the test set it was valued on
         _, y_train, _, y_test = valued
         gold = int(y_train[i])
@@ -274,7 +287,7 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
             sentence = f"at epoch {flat // n}, {sentence}"
         # An estimate's severity is its departure's own: the variant it estimates, exactly, against the paper's
         # (the estimate's sampling error is no departure)
-        exact = valuation_references.valuation_variants(case).get((finding.metric, finding.matches))
+        exact = feature_references.feature_variants(case).get((finding.metric, finding.matches))
         ranked = exact if finding.estimate is not None and exact is not None else code
         finite = np.isfinite(paper) & np.isfinite(ranked)
         same = bool(np.array_equal(midranks(paper[finite]), midranks(ranked[finite])))
@@ -294,9 +307,9 @@ def explain(entry: Entry, fixtures: FixtureSet, result: RunResult | None, findin
         worked = Departure(
             lines=lines, located=located,
             helper=None if helper is None else helper[1], helper_lines=None if helper is None else [helper[2], helper[2]],
-            paper_formula=FORMULAS.get((finding.metric, paper_name), finding.metric),
-            code_formula=(FORMULAS.get((finding.metric, finding.matches), finding.matches) if not finding.paper else
-                          f"{FORMULAS.get((finding.metric, paper_name), finding.metric)} on the other cases, not on "
+            paper_formula=_formula(finding.metric, paper_name) or finding.metric,
+            code_formula=(_formula(finding.metric, finding.matches) or finding.matches if not finding.paper else
+                          f"{_formula(finding.metric, paper_name) or finding.metric} on the other cases, not on "
                           f"case {case.case_id}"),
             case_id=case.case_id, sample=i, gold=gold, inputs=inputs,
             paper_value=round(float(paper[flat]), 6), code_value=round(float(code[flat]), 6), worked=sentence,

@@ -31,7 +31,7 @@ from paperproof.fixtures import keras_run, training
 from paperproof.fixtures.synth import DYNAMICS_KINDS
 from paperproof.fixtures.values import case_dynamics
 from paperproof.runner.protocols import chosen_epochs
-from paperproof.verify import run_references, valuation_references
+from paperproof.verify import feature_references, run_references
 from paperproof.verify.metrics.variants import Orientation
 
 ATOL, RTOL = 1e-5, 1e-4
@@ -178,7 +178,7 @@ def references(case: FixtureCase, per_epoch: bool = False) -> dict[Variant, np.n
     found = {(metric, name, series): values for series in series_of(case)
              for (metric, name), values in _variants(_case_key(case), series, _logits_dtype(case), per_epoch).items()}
     model = _model_references(case) if not per_epoch else {}
-    valued = valuation_references.valuation_variants(case) if not per_epoch else {}
+    valued = feature_references.feature_variants(case) if not per_epoch else {}
     return {**found, **{(metric, name, "evaluated"): values for (metric, name), values in model.items()},
             **{(metric, name, None): values for (metric, name), values in valued.items()}}
 
@@ -213,8 +213,9 @@ def known(metric: str, name: str) -> Known | None:
 
     for variant in VARIANTS.get(metric, ()):
         if variant.name == name:
-            return Known(variant.paper, variant.source, variant.departure, variant.timing, variant.driven)
-    for table in (run_references.MODEL_VARIANTS, valuation_references.VALUATION_VARIANTS):
+            return Known(variant.paper, variant.source, variant.departure, variant.timing, variant.driven,
+                         variant.orientation)
+    for table in (run_references.MODEL_VARIANTS, feature_references.FEATURE_VARIANTS):
         for model in table.get(metric, ()):
             if model.name == name:
                 return Known(model.paper, model.source, model.departure, model.timing, orientation=model.orientation)
@@ -233,7 +234,7 @@ def orientation(metric: str, variant: str | None = None) -> Orientation:
 def _order() -> list[tuple[str, str]]:
     from paperproof.verify.metrics import VARIANTS
 
-    tables = (VARIANTS, run_references.MODEL_VARIANTS, valuation_references.VALUATION_VARIANTS)
+    tables = (VARIANTS, run_references.MODEL_VARIANTS, feature_references.FEATURE_VARIANTS)
     return [(m, v.name) for table in tables for m, vs in table.items() for v in vs]
 
 
@@ -318,8 +319,8 @@ def assess(fixtures: FixtureSet, result: RunResult | None) -> list[Fidelity]:
 def _estimate(name: str, outputs: dict[str, tuple[float, ...]], compared: list[FixtureCase],
               typical: list[FixtureCase]) -> Fidelity | None:
     """A finding for an output that equals no variant but estimates one as the paper's estimator would at some
-    budget, on every typical case (`valuation_references.estimated`); None where it estimates none."""
-    agreed = {c.case_id: {(a.metric, a.variant): a for a in valuation_references.estimated(
+    budget, on every typical case (`feature_references.estimated`); None where it estimates none."""
+    agreed = {c.case_id: {(a.metric, a.variant): a for a in feature_references.estimated(
         c, np.asarray(outputs[c.case_id]), ATOL, RTOL)} for c in compared if c.case_id in outputs}
     common = set.intersection(*(set(agreed[c.case_id]) for c in typical))
     if not common:
@@ -334,15 +335,15 @@ def _estimate(name: str, outputs: dict[str, tuple[float, ...]], compared: list[F
     budget = min(a.budget for a in held)
     rhos = [a.rho for a in held if a.rho is not None]
     estimate = Estimate(
-        estimator=valuation_references.ESTIMATOR, budget=int(min(budget, 10 ** 9)), error=max(a.error for a in held),
+        estimator=feature_references.ESTIMATOR, budget=int(min(budget, 10 ** 9)), error=max(a.error for a in held),
         rank_correlation=min(rhos) if rhos else None,
         tolerance=(f"an estimate of T orderings errs at point i by a normal error of spread σᵢ/√T (σᵢ: the spread of "
-                   f"point i's marginal contribution over {valuation_references.SPREAD_ORDERINGS:,} random orderings "
+                   f"point i's marginal contribution over {feature_references.SPREAD_ORDERINGS:,} random orderings "
                    f"of the case); the output's errors are likeliest at T = {int(min(budget, 10 ** 9)):,} (the "
                    f"fewest over the cases), and every one lies within z·σᵢ/√T, z {min(a.bound for a in held):.2f} "
                    f"to {max(a.bound for a in held):.2f}, the normal quantile that a faithful estimate exceeds at "
-                   f"some point with probability {valuation_references.ALPHA}; an estimate is judged from "
-                   f"{valuation_references.FLOOR} orderings up"))
+                   f"some point with probability {feature_references.ALPHA}; an estimate is judged from "
+                   f"{feature_references.FLOOR} orderings up"))
     cited, definition = quoted(metric)
     return Fidelity(
         cited=cited, definition=definition, output=name, metric=metric, matches=matched,
@@ -381,9 +382,9 @@ def paper_reference(case: FixtureCase, metric: str, series: Series | None = None
     at the parameters of the variant the entry `matched`: KNN-Shapley at its K)."""
     from paperproof.verify.metrics import VARIANTS
 
-    if metric in valuation_references.VALUATION_VARIANTS:
-        name = valuation_references.paper_of(metric, matched)
-        found = valuation_references.valuation_variants(case).get((metric, name)) if name and not per_epoch else None
+    if metric in feature_references.FEATURE_VARIANTS:
+        name = feature_references.paper_of(metric, matched)
+        found = feature_references.feature_variants(case).get((metric, name)) if name and not per_epoch else None
         return (name, found) if name and found is not None else None
 
     paper = next((v.name for v in VARIANTS.get(metric, ()) if v.paper), None)

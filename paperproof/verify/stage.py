@@ -196,18 +196,26 @@ def _misfit(job: _Job) -> bool:
 
 def _layouts(jobs: list[_Job], run: Run) -> None:
     """An entry our layout did not fit (`_misfit`) is tried on the other plausible layouts of its arguments, each on
-    its first case; the first the code accepts runs every case, and is kept where more cases return."""
+    its first case; the first the code accepts runs every case (the first whose answer is one value per sample,
+    where another layout's is not), and is kept where more cases return."""
     tried = [(job, words, alt) for job in jobs if _misfit(job)
              for words, alt in layout.alternatives(job.probed or job.fixtures)]
     again = run("layouts", [(job, _cheap(alt)) for job, _, alt in tried])
     chosen: dict[int, tuple[_Job, FixtureSet, str | None]] = {}
+    scoring: set[int] = set()  # jobs whose chosen layout answered with one value per sample
     further: list[tuple[_Job, str, FixtureSet]] = []  # a layout the code took further, then asked something else
     for job, words, alt in tried:
-        if id(job) in chosen:
+        if id(job) in scoring:
             continue
         ran = _unblocked(alt, again.get(_key(job.chosen.entry, _cheap(alt))))
         if _returned(ran):
-            chosen[id(job)] = (job, alt, words)
+            if _per_sample(alt, ran):
+                scoring.add(id(job))
+                chosen[id(job)] = (job, alt, words)
+            else:
+                chosen.setdefault(id(job), (job, alt, words))
+            continue
+        if id(job) in chosen:
             continue
         asked = feedback.refine(alt, ran, spec_for, job.optional)
         if asked is not None:  # `torch.cat` of our numpy mask, once it had the right axes: the probe's change too
@@ -221,6 +229,14 @@ def _layouts(jobs: list[_Job], run: Run) -> None:
                 chosen[id(job)] = (job, alt, words)
     if chosen:
         _full(list(chosen.values()), run, "retry")
+
+
+def _per_sample(fixtures: FixtureSet, result: RunResult | None) -> bool:
+    """Whether the first case's answer holds one value per sample (a score, not a matrix of one epoch's rows)."""
+    if result is None or not result.cases or not fixtures.cases or result.cases[0].value is None:
+        return False
+    case = fixtures.cases[0]
+    return bool(fidelity.channels(result.cases[0].value, case.dims["N"]))
 
 
 def _reinstall_broken(jobs: list[_Job], repos: Mapping[str, RepoWork], settings: RunSettings,

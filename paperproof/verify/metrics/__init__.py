@@ -19,10 +19,16 @@ published variants of each metric, ``DEFINITIONS`` of what each paper defines, a
 ``match_variants`` / ``identify_metric`` to say which one an output reproduces), and
 ``onepass``, the fast path for the Data Maps four that the readable ``dynamics`` is the oracle
 for. Beyond hardness, ``valuation`` (semivalues by enumeration, KNN-Shapley, leave-one-out) and
-``attribution`` (influence on a convex model, TracIn) are exact references on small cases.
+``attribution`` (influence on a convex model, TracIn) are exact references on small cases, and
+``instance_hardness`` (kDN) scores an instance by its neighbours' labels.
 """
 
-from paperproof.verify.metrics.detectors import normalized_margin, prediction_margin, predictive_entropy
+from paperproof.verify.metrics.detectors import (
+    confidence_weighted_entropy,
+    normalized_margin,
+    prediction_margin,
+    predictive_entropy,
+)
 from paperproof.verify.metrics.dynamics import (
     confidence,
     correctness,
@@ -86,6 +92,7 @@ __all__ = [
     "aum_threshold",
     "confidence",
     "conf_agree",
+    "confidence_weighted_entropy",
     "confident_learning_issues",
     "correctness",
     "early_epoch",

@@ -10,6 +10,10 @@ its paper defines it:
 * **predictive entropy** (uncertainty sampling; Settles 2009, "Active Learning Literature Survey", after
   Shannon): −Σ_k p_k log p_k in nats; high is uncertain. In bits, or divided by log C (normalised to [0, 1]),
   it is the same ranking on another scale.
+* **confidence-weighted entropy** (Kuan & Mueller 2022): the entropy of the prediction over log C, divided by
+  the self-confidence p_y, r = H(p) / (log C · p_y); high is a suspect label. The authors' library reports
+  log(1 + r) / r, in (0, 1], the same ranking read the other way (low is suspect), with p_y and r floored at
+  1e-6 as it does.
 * **prediction margin** (margin sampling; Scheffer, Decomain, Wrobel 2001, "Active Hidden Markov Models
   for Information Extraction"): p_(1) − p_(2), the two largest probabilities; low is uncertain. It ignores
   the given label.
@@ -73,3 +77,17 @@ def prediction_margin(logits: ArrayLike, labels: ArrayLike, *, inputs: Inputs = 
         return torch.ones(p.shape[0], dtype=torch.float64)
     top = p.topk(2, dim=1).values
     return top[:, 0] - top[:, 1]
+
+
+def confidence_weighted_entropy(logits: ArrayLike, labels: ArrayLike, *, inputs: Inputs = "logits",
+                                quality: bool = False) -> Tensor:
+    """H(p) / (log C · p_y) of the last epoch's prediction (`quality`: cleanlab's log(1 + r) / r of it, with p_y
+    and r floored at 1e-6). One class: 0 (no uncertainty to weigh).
+
+    Direction: high = hard (a suspect label); `quality`: low = hard.
+    """
+    p, y = _last_probabilities(logits, labels, inputs)
+    gold = p.gather(1, y.view(-1, 1)).squeeze(1)
+    entropy = predictive_entropy(p[None], y, inputs="probs", normalised=True)
+    raw = entropy / gold.clamp_min(1e-6)
+    return (raw + 1).log() / raw.clamp_min(1e-6) if quality else raw

@@ -15,7 +15,12 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
-from paperproof.verify.metrics.detectors import normalized_margin, prediction_margin, predictive_entropy
+from paperproof.verify.metrics.detectors import (
+    confidence_weighted_entropy,
+    normalized_margin,
+    prediction_margin,
+    predictive_entropy,
+)
 from paperproof.verify.metrics.dynamics import confidence, correctness, forgetfulness, variability
 from paperproof.verify.metrics.field import learning_time, tdds
 from paperproof.verify.metrics.inputs import ArrayLike, _as_tensor, _dynamics
@@ -52,13 +57,17 @@ class Variant:
     # takes out-of-sample ones): charged only where a training run drove the implementation, which then chose
     # its own predictions; a function handed probabilities computes on what its caller chose.
     driven: bool = False
+    # Which end is hard where the variant reads the other way from its metric's definition (a library's [0, 1]
+    # quality score of a suspicion the paper defines); None: the definition's.
+    orientation: Orientation | None = None
 
 
 def _v(
     metric: str, name: str, source: str, paper: bool, departure: str, fn: Callable[..., Tensor],
-    *, timing: bool = False, driven: bool = False, **options: Any,
+    *, timing: bool = False, driven: bool = False, orientation: Orientation | None = None, **options: Any,
 ) -> Variant:
-    return Variant(metric, name, source, paper, functools.partial(fn, **options), departure, timing, driven)
+    return Variant(metric, name, source, paper, functools.partial(fn, **options), departure, timing, driven,
+                   orientation)
 
 
 @dataclass(frozen=True)
@@ -257,6 +266,21 @@ DEFINITIONS: dict[str, Definition] = {
         "gap is an uncertain sample. It does not read the given label.",
         "low_is_hard",
     ),
+    "confidence_weighted_entropy": Definition(
+        "Kuan, Mueller, ICDM 2022, \"Model-Agnostic Label Quality Scoring to Detect Real-World Label Errors\"",
+        "The entropy of the out-of-sample predicted class distribution, normalised by log C, divided by the "
+        "predicted probability of the given label (its self-confidence); a high value is a suspect label. cleanlab "
+        "reports log(1 + r)/r of it, in (0, 1], the same ranking read the other way; in-sample probabilities are a "
+        "departure.",
+        "high_is_hard",
+    ),
+    "kdn": Definition(
+        "Smith, Martinez, Giraud-Carrier, Machine Learning 2014, \"An instance level analysis of data complexity\"",
+        "k-Disagreeing Neighbors: the share of the instance's k nearest other training instances (Euclidean) whose "
+        "label differs from its own; the paper's experiments take k = 5. Counting the instance among its own "
+        "neighbours is a departure.",
+        "high_is_hard",
+    ),
     "knn_shapley": Definition(
         "Jia, Dao, Wang, Hubis, Gurel, Li, Zhang, Spanos, Song, VLDB 2019, "
         '"Efficient Task-Specific Data Valuation for Nearest Neighbor Algorithms"',
@@ -419,6 +443,12 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
            base=2.0),
         _v("predictive_entropy", "normalised", "uncertainty sampling's entropy over log C (in [0, 1])", True, "",
            predictive_entropy, normalised=True),
+    ),
+    "confidence_weighted_entropy": (
+        _v("confidence_weighted_entropy", "entropy_over_self_confidence", "Kuan & Mueller's confidence-weighted "
+           "entropy", False, _IN_SAMPLE, confidence_weighted_entropy, driven=True),
+        _v("confidence_weighted_entropy", "cleanlab_quality", "cleanlab's label-quality score, log(1 + r)/r of it",
+           False, _IN_SAMPLE, confidence_weighted_entropy, driven=True, orientation="low_is_hard", quality=True),
     ),
     "prediction_margin": (
         _v("prediction_margin", "top_two_gap", "margin sampling (Scheffer et al.)", True, "", prediction_margin),

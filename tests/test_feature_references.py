@@ -14,7 +14,7 @@ import pytest
 from paperproof.catalogue.fixture_case import FixtureArg, FixtureCase, ValueSpec
 from paperproof.catalogue.sample import Sample
 from paperproof.fixtures.values import materialize
-from paperproof.verify import valuation_references as R
+from paperproof.verify import feature_references as R
 from paperproof.verify.checkout import verify_path
 from paperproof.verify.metrics import valuation
 
@@ -30,11 +30,15 @@ def test_the_cases_features_and_labels_give_the_exact_values_at_every_k_and_thei
     case = _case("embeddings", "labels")
     x = np.asarray(materialize({"kind": "embeddings"}, case.model_dump(mode="json")))
     y = np.asarray(materialize({"kind": "labels"}, case.model_dump(mode="json")))
-    found = R.valuation_variants(case)
-    assert {name for _, name in found} == {f"{way}_k{k}" for way in ("mean", "sum") for k in R.NEIGHBOURS}
+    found = R.feature_variants(case)
+    assert {name for metric, name in found if metric == "knn_shapley"} == {
+        f"{way}_k{k}" for way in ("mean", "sum") for k in R.NEIGHBOURS}
+    assert {name for metric, name in found if metric == "kdn"} == {
+        f"{way}_k{k}" for way in ("others", "with_self") for k in R.NEIGHBOURS}  # every K below N = 12
     np.testing.assert_allclose(found["knn_shapley", "mean_k3"], valuation.knn_shapley(x, y, x, y, 3))
     np.testing.assert_allclose(found["knn_shapley", "sum_k3"], 12 * found["knn_shapley", "mean_k3"])
     assert R.paper_of("knn_shapley", "sum_k3") == "mean_k3"
+    assert R.paper_of("kdn", "with_self_k5") == "others_k5" and R.paper_of("kdn", "others_k10") == "others_k10"
 
 
 def test_a_held_out_split_is_the_test_set_the_values_are_computed_on():
@@ -45,7 +49,7 @@ def test_a_held_out_split_is_the_test_set_the_values_are_computed_on():
         FixtureArg(name="y_val", spec=ValueSpec(kind="labels", params={"split": "held_out"}))])
     x_train, y_train, x_test, y_test = R.points(case)
     assert not np.allclose(x_train, x_test)
-    np.testing.assert_allclose(R.valuation_variants(case)["knn_shapley", "mean_k2"],
+    np.testing.assert_allclose(R.feature_variants(case)["knn_shapley", "mean_k2"],
                                valuation.knn_shapley(x_train, y_train, x_test, y_test, 2))
 
 
@@ -75,7 +79,7 @@ def test_exact_values_and_unrelated_values_are_no_estimates():
     case = FixtureCase(case_id="wide", seed=23, dims={"N": 40, "C": 5, "E": 4, "D": 12},
                        args=[FixtureArg(name="x", spec=ValueSpec(kind="embeddings")),
                              FixtureArg(name="y", spec=ValueSpec(kind="labels"))])
-    exact = R.valuation_variants(case)["knn_shapley", "mean_k5"]
+    exact = R.feature_variants(case)["knn_shapley", "mean_k5"]
     assert all(a.variant != "mean_k5" for a in R.estimated(case, exact, 1e-5, 1e-4))
     shuffled = np.random.default_rng(0).permutation(exact)  # the same values on the wrong points
     assert R.estimated(case, shuffled, 1e-5, 1e-4) == []
@@ -83,8 +87,8 @@ def test_exact_values_and_unrelated_values_are_no_estimates():
 
 
 def test_a_case_without_features_or_labels_has_no_valuation_reference():
-    assert R.valuation_variants(_case("logits", "labels")) == {}
-    assert R.valuation_variants(_case("embeddings")) == {}
+    assert R.feature_variants(_case("logits", "labels")) == {}
+    assert R.feature_variants(_case("embeddings")) == {}
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +171,33 @@ def test_the_sample_page_and_its_twin_say_estimator_with_its_bound(samples: dict
     assert f"likeliest at T = {finding['estimate']['budget']:,}" in page
     assert re.search(r"Verdict: <a [^>]*>estimator</a>", page)
     assert "Its low end holds the hard samples" in page
+
+
+
+@pytest.fixture(scope="module")
+def label_noise(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Sample]:
+    checkout = tmp_path_factory.mktemp("label_noise") / "scores"
+    shutil.copytree(Path(__file__).resolve().parent / "label_noise", checkout)
+    return {s.entry: s for s in verify_path(checkout, everything=True, workers=2)}
+
+
+def test_kdn_is_checked_at_its_k_and_counting_itself_departs_with_its_neighbours_labels(label_noise) -> None:
+    faithful, departing = label_noise["kdn"], label_noise["kdn_index"]
+    assert faithful.cases[0].args["X"].startswith("embeddings [24 samples × 8 features]")  # scikit-learn's X
+    (f,) = faithful.fidelity
+    assert (f.metric, f.matches, f.paper, f.verdict, f.orientation) == ("kdn", "others_k5", True, "exact", "high_is_hard")
+    assert departing.status == "ran_violates"
+    (d,) = departing.fidelity
+    assert (d.matches, d.verdict) == ("with_self_k5", "departure") and d.worked is not None
+    assert "nearest other instances [" in d.worked.inputs and "i itself first" in d.worked.code_formula
+
+
+def test_confidence_weighted_entropy_is_recognised_on_both_scales_each_read_its_own_way(label_noise) -> None:
+    raw, quality = label_noise["cw_entropy"].fidelity[0], label_noise["label_quality"].fidelity[0]
+    assert (raw.matches, raw.orientation) == ("entropy_over_self_confidence", "high_is_hard")
+    # cleanlab's scale: the layout that answers one value per sample is kept ([N, C], not [N, E, C])
+    assert label_noise["label_quality"].cases[0].args["pred_probs"].startswith("softmax probabilities [24 samples × 3 classes]")
+    assert (quality.matches, quality.orientation) == ("cleanlab_quality", "low_is_hard")
+    planted = label_noise["label_quality"].planted
+    assert planted is not None and planted.scores[0].orientation == "low_is_hard"
+    assert all(f.auroc > 0.9 for f in planted.scores[0].figures if f.kind in ("uniform", "asymmetric", "adjacent"))

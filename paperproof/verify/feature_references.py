@@ -1,13 +1,15 @@
-"""References for data-valuation entries, on the features and labels a case gave them.
+"""References for entries handed features and labels: data valuation and instance hardness.
 
-An entry that values training points (KNN-Shapley and its kin) is handed features and labels, not a
-training run: a case's `embeddings` and `labels` arguments are the training set, and those of the held-out split
-(`x_test`, `y_val`: recipes with `split`) the test set; without them, the training set again. On those same arrays, cast as the entry
-saw them, the exact definitions of `metrics.valuation` are computed for every K a caller commonly picks, so
-an output that equals one of them says which K it used; the published departures are computed beside them.
+An entry that values training points (KNN-Shapley and its kin) or scores instances by their neighbours (kDN) is
+handed features and labels, not a training run: a case's `embeddings` and `labels` arguments are the training set,
+and those of the held-out split (`x_test`, `y_val`: recipes with `split`) the test set; without them, the training
+set again. On those same arrays, cast as the entry saw them, the exact definitions (`metrics.valuation`,
+`metrics.instance_hardness`) are computed for every K a caller commonly picks, so an output that equals one of them
+says which K it used; the published departures are computed beside them.
 
-`valuation_variants(case)` gives them keyed (metric, variant name), one value per training point;
-`VALUATION_VARIANTS` says which is the paper's and how each other one departs.
+`feature_variants(case)` gives them keyed (metric, variant name), one value per training point;
+`FEATURE_VARIANTS` says which is the paper's and how each other one departs. Every variant's name ends in its
+K (`_k5`), and the paper's variant beside a departing one is the paper's at the same K (`paper_of`).
 
 An output that equals none of them may estimate one: the papers' own estimators sample orderings of the training
 points (permutation sampling; TMC-Shapley without its truncation). `estimated(case, values)` reads an output as
@@ -31,7 +33,7 @@ import numpy as np
 
 from paperproof.catalogue.fixture_case import FixtureCase
 from paperproof.fixtures.values import HELD_OUT, materialize
-from paperproof.verify.metrics import valuation
+from paperproof.verify.metrics import instance_hardness, valuation
 from paperproof.verify.rank_correlation import spearman
 from paperproof.verify.run_references import ModelVariant
 
@@ -42,14 +44,24 @@ ESTIMATOR = ("permutation sampling (Castro, Gómez, Tejada 2009; Ghorbani & Zou 
              "truncation) on the same utility")
 NEIGHBOURS = tuple(range(1, 11))  # the K of a nearest-neighbour utility callers pick (the papers use 1 to 10)
 _JIA = "KNN-Shapley paper (Jia et al. 2019)"
+_SMITH = "kDN (Smith, Martinez, Giraud-Carrier 2014)"
 
 
-VALUATION_VARIANTS: dict[str, tuple[ModelVariant, ...]] = {"knn_shapley": (
-    *(ModelVariant("knn_shapley", f"mean_k{k}", f"{_JIA}, K = {k}", True) for k in NEIGHBOURS),
-    *(ModelVariant("knn_shapley", f"sum_k{k}", f"{_JIA}, K = {k}, summed over the test points", False,
-                   "sums each training point's value over the test points where the paper averages them (the "
-                   "ranking is the paper's; the values grow with the test set)") for k in NEIGHBOURS),
-)}
+FEATURE_VARIANTS: dict[str, tuple[ModelVariant, ...]] = {
+    "knn_shapley": (
+        *(ModelVariant("knn_shapley", f"mean_k{k}", f"{_JIA}, K = {k}", True) for k in NEIGHBOURS),
+        *(ModelVariant("knn_shapley", f"sum_k{k}", f"{_JIA}, K = {k}, summed over the test points", False,
+                       "sums each training point's value over the test points where the paper averages them (the "
+                       "ranking is the paper's; the values grow with the test set)") for k in NEIGHBOURS),
+    ),
+    "kdn": (
+        *(ModelVariant("kdn", f"others_k{k}", f"{_SMITH}, k = {k}", True) for k in NEIGHBOURS),
+        *(ModelVariant("kdn", f"with_self_k{k}", f"{_SMITH}, k = {k}, the instance among its own neighbours", False,
+                       "counts the instance among its own k nearest neighbours (a nearest-neighbour index queried "
+                       "with the training set returns it first), so it has k − 1 neighbours that can disagree where "
+                       "the paper takes k others") for k in NEIGHBOURS),
+    ),
+}
 
 
 def _arrays(case: FixtureCase, kind: str, held_out: bool) -> list[np.ndarray]:
@@ -65,8 +77,8 @@ def _arrays(case: FixtureCase, kind: str, held_out: bool) -> list[np.ndarray]:
     return found
 
 
-def valuation_variants(case: FixtureCase) -> dict[tuple[str, str], np.ndarray]:
-    """Every valuation variant on the features and labels the case gave the entry; empty without both."""
+def feature_variants(case: FixtureCase) -> dict[tuple[str, str], np.ndarray]:
+    """Every variant on the features and labels the case gave the entry; empty without both."""
     if case.protocol or case.per_sample or not any(a.spec.kind == "embeddings" for a in case.args):
         return {}  # asked of every case of every entry: only one handed features is serialised and computed
     return dict(_computed(case.model_dump_json()))
@@ -84,10 +96,18 @@ def points(case: FixtureCase) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 
 
 def paper_of(metric: str, variant: str) -> str | None:
-    """The paper's variant beside one that departs from it: the same K, averaged."""
-    if metric not in VALUATION_VARIANTS:
-        return None
-    return "mean_" + variant.split("_", 1)[1] if "_" in variant else None
+    """The paper's variant beside one that departs from it, at the same K."""
+    k = variant.rpartition("_k")[2]
+    return next((v.name for v in FEATURE_VARIANTS.get(metric, ()) if v.paper and v.name.endswith(f"_k{k}")), None)
+
+
+def formula(metric: str, variant: str) -> str | None:
+    """A variant's formula for a departure's page, for sample i with label y_i and K = k."""
+    way, _, k = variant.rpartition("_k")
+    return {("knn_shapley", "mean"): f"(1/M) Σ_t s_i(t), s by Jia et al.'s recursion at K = {k}",
+            ("knn_shapley", "sum"): f"Σ_t s_i(t) over the M test points t, at K = {k}",
+            ("kdn", "others"): f"#{{j among the {k} nearest others of i : y_j ≠ y_i}} / {k}",
+            ("kdn", "with_self"): f"#{{j among the {k} nearest of i, i itself first : y_j ≠ y_i}} / {k}"}.get((metric, way))
 
 
 @lru_cache(maxsize=16)
@@ -101,6 +121,9 @@ def _computed(serialised: str) -> tuple[tuple[tuple[str, str], np.ndarray], ...]
         mean = valuation.knn_shapley(x_train, y_train, x_test, y_test, k)
         found.append((("knn_shapley", f"mean_k{k}"), mean))
         found.append((("knn_shapley", f"sum_k{k}"), mean * len(y_test)))
+        if k < len(y_train):  # k others to disagree
+            found.append((("kdn", f"others_k{k}"), instance_hardness.kdn(x_train, y_train, k)))
+            found.append((("kdn", f"with_self_k{k}"), instance_hardness.kdn(x_train, y_train, k, include_self=True)))
     return tuple(found)
 
 
@@ -128,7 +151,7 @@ def estimated(case: FixtureCase, values: np.ndarray, atol: float, rtol: float) -
     """Each variant an output is consistent with as a permutation-sampling estimate of at least `FLOOR`
     orderings, on the features and labels the case gave it; empty where it gave none. An error within
     floating-point tolerance (`atol`, `rtol`) counts as none."""
-    exact = valuation_variants(case)
+    exact = {key: v for key, v in feature_variants(case).items() if key[0] == "knn_shapley"}  # its estimator's σ
     found_points = points(case) if exact else None
     if found_points is None:
         return []
