@@ -68,12 +68,16 @@ def test_more_points_than_enumeration_allows_is_refused_with_the_limit():
         V.data_shapley(17, lambda s: 0.0)
 
 
+def _drawn(seed: int, n: int, m: int) -> tuple[np.ndarray, ...]:
+    """n training and m test points in the plane, of two classes."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 2)), rng.integers(0, 2, size=n), rng.normal(size=(m, 2)), rng.integers(0, 2, size=m)
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 9), m=st.integers(1, 3), k=st.integers(1, 5))
 def test_knn_shapley_by_recursion_equals_data_shapley_enumerated_under_the_knn_utility(seed, n, m, k):
-    rng = np.random.default_rng(seed)
-    x_train, y_train = rng.normal(size=(n, 2)), rng.integers(0, 2, size=n)
-    x_test, y_test = rng.normal(size=(m, 2)), rng.integers(0, 2, size=m)
+    x_train, y_train, x_test, y_test = _drawn(seed, n, m)
     utility = V.knn_utility(x_train, y_train, x_test, y_test, k)
     np.testing.assert_allclose(V.knn_shapley(x_train, y_train, x_test, y_test, k), V.data_shapley(n, utility),
                                rtol=0, atol=1e-12)
@@ -82,9 +86,7 @@ def test_knn_shapley_by_recursion_equals_data_shapley_enumerated_under_the_knn_u
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 6), m=st.integers(1, 3), k=st.integers(1, 5))
 def test_marginals_over_every_ordering_average_to_knn_shapley(seed, n, m, k):
-    rng = np.random.default_rng(seed)
-    x_train, y_train = rng.normal(size=(n, 2)), rng.integers(0, 2, size=n)
-    x_test, y_test = rng.normal(size=(m, 2)), rng.integers(0, 2, size=m)
+    x_train, y_train, x_test, y_test = _drawn(seed, n, m)
     every = np.array(list(itertools.permutations(range(n))))
     marginals = V.knn_marginals(x_train, y_train, x_test, y_test, k, every)
     np.testing.assert_allclose(marginals.mean(0), V.knn_shapley(x_train, y_train, x_test, y_test, k), atol=1e-12)
