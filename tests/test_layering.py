@@ -30,7 +30,8 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.startswith("paperproof"))
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("paperproof"):
-            found.add(node.module)
+            # `from paperproof.fixtures import training` imports the module fixtures.training, not only the package
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
     return found
 
 

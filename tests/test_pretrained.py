@@ -66,8 +66,8 @@ KERAS_APPLICATIONS = {
 KERAS_DRIVER = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, sys.argv[1])
-    from paperproof.fixtures import standins
-    standins.install()
+    from paperproof.fixtures import pretrained, standins
+    standins.install(pretrained.AFTER_IMPORT)
     import keras.applications
     built = [keras.applications.ResNet50(), keras.applications.ResNet50(False, "imagenet", (32, 32, 3)),
              keras.applications.ResNet50(weights=sys.argv[2])]
@@ -95,8 +95,8 @@ def test_a_keras_application_asked_for_imagenet_weights_is_built_with_random_one
 
 HUB_LOCAL = textwrap.dedent("""
     import json, sys
-    from paperproof.fixtures import standins
-    standins.install()
+    from paperproof.fixtures import pretrained, standins
+    standins.install(pretrained.AFTER_IMPORT)
     import torch
     print(json.dumps([torch.hub.load(sys.argv[1], "tiny", source="local"), standins.used]))
 """)
@@ -169,9 +169,9 @@ def test_a_script_that_loads_pretrained_resnet_and_bert_runs_on_random_weights(t
 ENTRY_POINTS = textwrap.dedent("""
     import json, sys
     sys.path.append(sys.argv[1])  # as the sandbox child does
-    from paperproof.fixtures import standins, stubs
+    from paperproof.fixtures import pretrained, standins, stubs
     stubs.install([])
-    standins.install()
+    standins.install(pretrained.AFTER_IMPORT)
     import torch, torchvision
     from transformers import (AutoConfig, AutoImageProcessor, AutoModelForImageClassification, AutoTokenizer,
                               BertForSequenceClassification, GPT2LMHeadModel)

@@ -465,9 +465,9 @@ def _prepare_driver(request: dict) -> None:
         if directory not in sys.path:
             sys.path.insert(0, directory)
     _as_written_for(request)
-    from paperproof.fixtures import standins
+    from paperproof.fixtures import pretrained, standins
 
-    standins.install()  # planted datasets in place of downloads the sandbox cannot make, loops shortened
+    standins.install(pretrained.AFTER_IMPORT)  # planted datasets and random-weight models for downloads, loops shortened
     copy = _working_copy(root)
     if copy is not None:  # where its authors ran it: a notebook from its folder, the rest from the root
         folder = os.path.dirname(request["driver"]["path"]) if request["driver"]["kind"] == "notebook" else ""

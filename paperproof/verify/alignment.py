@@ -21,7 +21,7 @@ from paperproof.catalogue.entry import Entry
 from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
 from paperproof.catalogue.run_result import RunResult
 from paperproof.catalogue.sample import Departure, Fidelity
-from paperproof.fixtures.values import sample_permutation
+from paperproof.fixtures.reorder import sample_permutation
 from paperproof.verify.fidelity import channels, defined, paper_reference, quoted, series_of
 from paperproof.verify.planted_scores import _named, orientation
 from paperproof.verify.rank_correlation import spearman

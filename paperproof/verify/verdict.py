@@ -39,7 +39,7 @@ from paperproof.catalogue.fixture_case import FixtureSet, ValueSpec
 from paperproof.catalogue.observed import Observation
 from paperproof.catalogue.run_result import CaseOutcome, EncodedValue, ExceptionInfo, RunResult
 from paperproof.catalogue.sample import Clause, Contract, ContractCheck, Fidelity, MetamorphicTier, Status
-from paperproof.fixtures.values import sample_permutation
+from paperproof.fixtures.reorder import sample_permutation
 from paperproof.verify import made_up
 from paperproof.verify.contracts import check
 from paperproof.verify.fidelity import channels, departure
