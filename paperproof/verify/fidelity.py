@@ -28,7 +28,7 @@ from paperproof.catalogue.fixture_case import FixtureCase, FixtureSet
 from paperproof.catalogue.run_result import EncodedValue, RunResult
 from paperproof.catalogue.sample import Estimate, Fidelity
 from paperproof.fixtures import keras_run, training
-from paperproof.fixtures.synth import DYNAMICS_KINDS
+from paperproof.fixtures.kinds import DYNAMICS_KINDS
 from paperproof.fixtures.values import case_dynamics
 from paperproof.runner.protocols import chosen_epochs
 from paperproof.verify import feature_references, run_references
