@@ -32,13 +32,15 @@ def test_the_cases_features_and_labels_give_the_exact_values_at_every_k_and_thei
     y = np.asarray(materialize({"kind": "labels"}, case.model_dump(mode="json")))
     found = R.feature_variants(case)
     assert {name for metric, name in found if metric == "knn_shapley"} == {
-        f"{way}_k{k}" for way in ("mean", "sum") for k in R.NEIGHBOURS}
+        f"{way}_k{k}" for way in ("mean", "sum", "cosine_mean", "cosine_sum") for k in R.NEIGHBOURS}
+    np.testing.assert_allclose(found["knn_shapley", "cosine_mean_k3"], valuation.knn_shapley(x, y, x, y, 3, "cosine"))
     assert {name for metric, name in found if metric == "kdn"} == {
         f"{way}_k{k}" for way in ("others", "with_self") for k in R.NEIGHBOURS}  # every K below N = 12
     np.testing.assert_allclose(found["knn_shapley", "mean_k3"], valuation.knn_shapley(x, y, x, y, 3))
     np.testing.assert_allclose(found["knn_shapley", "sum_k3"], 12 * found["knn_shapley", "mean_k3"])
     assert R.paper_of("knn_shapley", "sum_k3") == "mean_k3"
     assert R.paper_of("kdn", "with_self_k5") == "others_k5" and R.paper_of("kdn", "others_k10") == "others_k10"
+    assert R.paper_of("knn_shapley", "cosine_sum_k3") == "cosine_mean_k3"
 
 
 def test_a_held_out_split_is_the_test_set_the_values_are_computed_on():
@@ -148,7 +150,13 @@ def test_a_sampled_sum_departs_and_its_severity_is_the_departures_not_the_noises
 def test_every_finding_carries_one_of_three_verdicts(samples: dict[str, Sample]) -> None:
     verdicts = {s.entry: s.fidelity[0].verdict for s in samples.values() if s.fidelity}
     assert verdicts == {"knn_values": "exact", "knn_values_total": "departure", "knn_values_sampled": "estimator",
-                        "knn_values_sampled_total": "departure"}
+                        "knn_values_sampled_total": "departure", "knn_values_cosine": "departure"}
+
+
+def test_neighbours_by_cosine_similarity_are_the_papers_too_and_their_sum_departs(samples: dict[str, Sample]) -> None:
+    (finding,) = samples["knn_values_cosine"].fidelity
+    assert (finding.matches, finding.paper) == ("cosine_sum_k5", False)
+    assert finding.worked is not None and "neighbours by cosine similarity" in finding.worked.paper_formula
 
 
 def test_the_sample_page_and_its_twin_say_estimator_with_its_bound(samples: dict[str, Sample], tmp_path: Path) -> None:

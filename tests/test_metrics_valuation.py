@@ -75,12 +75,22 @@ def _drawn(seed: int, n: int, m: int) -> tuple[np.ndarray, ...]:
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(2, 9), m=st.integers(1, 3), k=st.integers(1, 5))
-def test_knn_shapley_by_recursion_equals_data_shapley_enumerated_under_the_knn_utility(seed, n, m, k):
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 9), m=st.integers(1, 3), k=st.integers(1, 5),
+       distance=st.sampled_from(["euclidean", "cosine"]))
+def test_knn_shapley_by_recursion_equals_data_shapley_enumerated_under_the_knn_utility(seed, n, m, k, distance):
     x_train, y_train, x_test, y_test = _drawn(seed, n, m)
-    utility = V.knn_utility(x_train, y_train, x_test, y_test, k)
-    np.testing.assert_allclose(V.knn_shapley(x_train, y_train, x_test, y_test, k), V.data_shapley(n, utility),
+    utility = V.knn_utility(x_train, y_train, x_test, y_test, k, distance)
+    np.testing.assert_allclose(V.knn_shapley(x_train, y_train, x_test, y_test, k, distance), V.data_shapley(n, utility),
                                rtol=0, atol=1e-12)
+
+
+def test_cosine_neighbours_are_the_most_similar_in_direction_not_the_nearest():
+    x_train = np.array([[10.0, 0.0], [0.1, 0.1]])  # far but along the test point; near but at 45 degrees
+    y_train = np.array([0, 1])
+    x_test, y_test = np.array([[1.0, 0.0]]), np.array([0])
+    # by cosine the far point along the test point is first (right); by distance the near wrong one is
+    np.testing.assert_allclose(V.knn_shapley(x_train, y_train, x_test, y_test, 1, "cosine"), [1.0, 0.0])
+    np.testing.assert_allclose(V.knn_shapley(x_train, y_train, x_test, y_test, 1), [0.5, -0.5])
 
 
 @settings(max_examples=25, deadline=None)

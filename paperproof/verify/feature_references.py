@@ -47,13 +47,21 @@ _JIA = "KNN-Shapley paper (Jia et al. 2019)"
 _SMITH = "kDN (Smith, Martinez, Giraud-Carrier 2014)"
 
 
+_COSINE = "cosine_"  # the prefix of a variant whose neighbours are the most similar by cosine, not the nearest
+_SUM = ("sums each training point's value over the test points where the paper averages them (the ranking is the "
+        "paper's; the values grow with the test set)")
+
+
+def _knn_shapley(prefix: str, words: str) -> tuple[ModelVariant, ...]:
+    return (*(ModelVariant("knn_shapley", f"{prefix}mean_k{k}", f"{_JIA}, K = {k}{words}", True) for k in NEIGHBOURS),
+            *(ModelVariant("knn_shapley", f"{prefix}sum_k{k}", f"{_JIA}, K = {k}{words}, summed over the test points",
+                           False, _SUM) for k in NEIGHBOURS))
+
+
 FEATURE_VARIANTS: dict[str, tuple[ModelVariant, ...]] = {
-    "knn_shapley": (
-        *(ModelVariant("knn_shapley", f"mean_k{k}", f"{_JIA}, K = {k}", True) for k in NEIGHBOURS),
-        *(ModelVariant("knn_shapley", f"sum_k{k}", f"{_JIA}, K = {k}, summed over the test points", False,
-                       "sums each training point's value over the test points where the paper averages them (the "
-                       "ranking is the paper's; the values grow with the test set)") for k in NEIGHBOURS),
-    ),
+    # The theorem holds for any distance: the nearest by Euclidean distance, or the most similar by cosine (what
+    # code that embeds with a network often ranks by), are both the paper's.
+    "knn_shapley": (*_knn_shapley("", ""), *_knn_shapley(_COSINE, ", neighbours by cosine similarity")),
     "kdn": (
         *(ModelVariant("kdn", f"others_k{k}", f"{_SMITH}, k = {k}", True) for k in NEIGHBOURS),
         *(ModelVariant("kdn", f"with_self_k{k}", f"{_SMITH}, k = {k}, the instance among its own neighbours", False,
@@ -62,6 +70,8 @@ FEATURE_VARIANTS: dict[str, tuple[ModelVariant, ...]] = {
                        "the paper takes k others") for k in NEIGHBOURS),
     ),
 }
+# A departing variant's way -> the paper's way at the same K and distance.
+_PAPER_WAY = {"sum": "mean", "cosine_sum": "cosine_mean", "with_self": "others"}
 
 
 def _arrays(case: FixtureCase, kind: str, held_out: bool) -> list[np.ndarray]:
@@ -96,14 +106,19 @@ def points(case: FixtureCase) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 
 
 def paper_of(metric: str, variant: str) -> str | None:
-    """The paper's variant beside one that departs from it, at the same K."""
-    k = variant.rpartition("_k")[2]
-    return next((v.name for v in FEATURE_VARIANTS.get(metric, ()) if v.paper and v.name.endswith(f"_k{k}")), None)
+    """The paper's variant beside one that departs from it, at the same K and distance."""
+    way, _, k = variant.rpartition("_k")
+    name = f"{_PAPER_WAY.get(way, way)}_k{k}"
+    return name if any(v.name == name and v.paper for v in FEATURE_VARIANTS.get(metric, ())) else None
 
 
 def formula(metric: str, variant: str) -> str | None:
     """A variant's formula for a departure's page, for sample i with label y_i and K = k."""
     way, _, k = variant.rpartition("_k")
+    cosine = way.startswith(_COSINE)
+    way = way.removeprefix(_COSINE)
+    if cosine and metric == "knn_shapley":
+        k = f"{k}, neighbours by cosine similarity"
     return {("knn_shapley", "mean"): f"(1/M) Σ_t s_i(t), s by Jia et al.'s recursion at K = {k}",
             ("knn_shapley", "sum"): f"Σ_t s_i(t) over the M test points t, at K = {k}",
             ("kdn", "others"): f"#{{j among the {k} nearest others of i : y_j ≠ y_i}} / {k}",
@@ -118,9 +133,11 @@ def _computed(serialised: str) -> tuple[tuple[tuple[str, str], np.ndarray], ...]
     x_train, y_train, x_test, y_test = found_points
     found = []
     for k in NEIGHBOURS:
-        mean = valuation.knn_shapley(x_train, y_train, x_test, y_test, k)
-        found.append((("knn_shapley", f"mean_k{k}"), mean))
-        found.append((("knn_shapley", f"sum_k{k}"), mean * len(y_test)))
+        distances: tuple[tuple[str, valuation.Distance], ...] = (("", "euclidean"), (_COSINE, "cosine"))
+        for prefix, distance in distances:
+            mean = valuation.knn_shapley(x_train, y_train, x_test, y_test, k, distance)
+            found.append((("knn_shapley", f"{prefix}mean_k{k}"), mean))
+            found.append((("knn_shapley", f"{prefix}sum_k{k}"), mean * len(y_test)))
         if k < len(y_train):  # k others to disagree
             found.append((("kdn", f"others_k{k}"), instance_hardness.kdn(x_train, y_train, k)))
             found.append((("kdn", f"with_self_k{k}"), instance_hardness.kdn(x_train, y_train, k, include_self=True)))
@@ -162,14 +179,15 @@ def estimated(case: FixtureCase, values: np.ndarray, atol: float, rtol: float) -
     for (metric, name), reference in exact.items():
         if reference.shape != values.shape or not np.isfinite(values).all():
             continue
-        k = int(name.rsplit("_k", 1)[1])
-        scale = tests if name.startswith("sum_") else 1  # a sum over the test points spreads M times as wide
+        way, _, k_text = name.rpartition("_k")
+        k = int(k_text)
+        scale = tests if way.endswith("sum") else 1  # a sum over the test points spreads M times as wide
         error = np.where(np.isclose(values, reference, atol=atol, rtol=rtol), 0.0, np.abs(values - reference))
         if not error.any():
             continue  # equal within floating point: the exact variant, not an estimate of it
         if (error > z * scale / (k * FLOOR ** 0.5)).any():
             continue  # a marginal lies in [−1/K, 1/K], so σ ≤ 1/K: no budget of FLOOR orderings reaches this error
-        spread = _spread(case.model_dump_json(), k) * scale
+        spread = _spread(case.model_dump_json(), k, way.startswith(_COSINE)) * scale
         if (error[spread == 0] > 0).any():
             continue  # a point every ordering values alike, and the output does not
         varies = spread > 0
@@ -183,13 +201,15 @@ def estimated(case: FixtureCase, values: np.ndarray, atol: float, rtol: float) -
 
 
 @lru_cache(maxsize=64)
-def _spread(serialised: str, k: int) -> np.ndarray:
-    """σ_i: the standard deviation of each point's marginal contribution to the K-nearest-neighbour utility over
-    `SPREAD_ORDERINGS` random orderings, seeded by the case."""
+def _spread(serialised: str, k: int, cosine: bool) -> np.ndarray:
+    """σ_i: the standard deviation of each point's marginal contribution to the K-nearest-neighbour utility (its
+    neighbours by cosine similarity, or Euclidean distance) over `SPREAD_ORDERINGS` random orderings, seeded by
+    the case."""
     case = FixtureCase.model_validate_json(serialised)
     found_points = points(case)
     assert found_points is not None
     n = len(found_points[1])
     rng = np.random.default_rng(case.seed * 1009 + k)
     orderings = np.argsort(rng.random((SPREAD_ORDERINGS, n)), axis=1)
-    return valuation.knn_marginals(*found_points, k, orderings).std(axis=0, ddof=1)
+    distance: valuation.Distance = "cosine" if cosine else "euclidean"
+    return valuation.knn_marginals(*found_points, k, orderings, distance).std(axis=0, ddof=1)

@@ -57,3 +57,19 @@ def knn_values_sampled(x_train, y_train, x_test, y_test, K=5, n_perms=50, seed=0
 def knn_values_sampled_total(x_train, y_train, x_test, y_test, K=3, n_perms=50, seed=0):
     """Monte Carlo KNN-Shapley, accumulated over the test points."""
     return _sampled(x_train, y_train, x_test, y_test, K, n_perms, seed) / n_perms * len(y_test)
+
+
+def knn_values_cosine(x_train, y_train, x_val, y_val, K=5):
+    """KNN-Shapley on embeddings, neighbours ranked by cosine similarity, accumulated over the validation set."""
+    n = x_train.shape[0]
+    unit = x_train / np.linalg.norm(x_train, axis=1, keepdims=True)
+    total = np.zeros(n)
+    for x, y in zip(x_val, y_val):
+        order = np.argsort(-(unit @ (x / np.linalg.norm(x))), kind="stable")
+        hit = (y_train[order] == y).astype(float)
+        phi = np.zeros(n)
+        phi[n - 1] = hit[n - 1] / n
+        for j in range(n - 2, -1, -1):
+            phi[j] = phi[j + 1] + (hit[j] - hit[j + 1]) / K * min(K, j + 1) / (j + 1)
+        total[order] += phi
+    return total

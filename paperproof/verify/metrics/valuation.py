@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -109,8 +110,16 @@ def leave_one_out(n: int, utility: Utility | np.ndarray) -> np.ndarray:
     return np.array([whole - float(utility(everyone[:i] + everyone[i + 1:])) for i in range(n)], dtype=np.float64)
 
 
-def _neighbours(x_train: np.ndarray, x_test: np.ndarray) -> np.ndarray:
-    """[M, N] training indices per test point, nearest first (Euclidean; ties by index)."""
+Distance = Literal["euclidean", "cosine"]
+
+
+def _neighbours(x_train: np.ndarray, x_test: np.ndarray, distance: Distance = "euclidean") -> np.ndarray:
+    """[M, N] training indices per test point, nearest first (ties by index): by Euclidean distance, or by cosine
+    similarity, highest first (a zero vector is nearest to nothing)."""
+    if distance == "cosine":
+        norms = np.linalg.norm(x_train, axis=1) * np.linalg.norm(x_test, axis=1)[:, None]
+        similarity = np.where(norms > 0, x_test @ x_train.T / np.where(norms > 0, norms, 1.0), -np.inf)
+        return np.argsort(-similarity, axis=1, kind="stable")
     distances = np.linalg.norm(x_test[:, None, :] - x_train[None, :, :], axis=-1)
     return np.argsort(distances, axis=1, kind="stable")
 
@@ -127,10 +136,10 @@ def _points(x_train: Sequence | np.ndarray, y_train, x_test, y_test) -> tuple[np
     return xt, yt, xs, ys
 
 
-def knn_utility(x_train, y_train, x_test, y_test, k: int) -> Utility:
+def knn_utility(x_train, y_train, x_test, y_test, k: int, distance: Distance = "euclidean") -> Utility:
     """The K-nearest-neighbour classifier's likelihood of the right label on the test set, trained on S."""
     xt, yt, xs, ys = _points(x_train, y_train, x_test, y_test)
-    order = _neighbours(xt, xs)
+    order = _neighbours(xt, xs, distance)
 
     def utility(subset: tuple[int, ...]) -> float:
         if not subset:
@@ -146,14 +155,15 @@ def knn_utility(x_train, y_train, x_test, y_test, k: int) -> Utility:
     return utility
 
 
-def knn_shapley(x_train, y_train, x_test, y_test, k: int) -> np.ndarray:
-    """Jia et al.'s exact KNN-Shapley by its recursion, O(M N log N), averaged over the M test points."""
+def knn_shapley(x_train, y_train, x_test, y_test, k: int, distance: Distance = "euclidean") -> np.ndarray:
+    """Jia et al.'s exact KNN-Shapley by its recursion, O(M N log N), averaged over the M test points; the nearest
+    by `distance` (the paper's theorem holds for any; Euclidean and cosine are the ones code uses)."""
     if k < 1:
         raise ValueError(f"K must be at least 1, got {k}")
     xt, yt, xs, ys = _points(x_train, y_train, x_test, y_test)
     n = len(yt)
     values = np.zeros(n, dtype=np.float64)
-    for row, label in zip(_neighbours(xt, xs), ys):
+    for row, label in zip(_neighbours(xt, xs, distance), ys):
         hit = (yt[row] == label).astype(np.float64)
         s = np.empty(n, dtype=np.float64)
         s[n - 1] = hit[n - 1] / n * min(k, n) / k  # the paper's 1/N where N ≥ K
@@ -163,7 +173,8 @@ def knn_shapley(x_train, y_train, x_test, y_test, k: int) -> np.ndarray:
     return values / len(ys)
 
 
-def knn_marginals(x_train, y_train, x_test, y_test, k: int, permutations: np.ndarray) -> np.ndarray:
+def knn_marginals(x_train, y_train, x_test, y_test, k: int, permutations: np.ndarray,
+                  distance: Distance = "euclidean") -> np.ndarray:
     """Each training point's marginal contribution to the KNN utility (`knn_utility`) in each ordering: [P, N]
     for the P rows of `permutations`. Their mean over every ordering is KNN-Shapley; over P random orderings it is
     the permutation-sampling estimate (Castro, Gómez, Tejada 2009; Ghorbani & Zou's TMC-Shapley without its
@@ -178,7 +189,7 @@ def knn_marginals(x_train, y_train, x_test, y_test, k: int, permutations: np.nda
     n, m = len(yt), len(ys)
     order = np.asarray(permutations, dtype=np.int64).reshape(-1, n)
     ranks = np.empty((m, n), dtype=np.int64)  # ranks[t, j]: j's place among the training points, nearest 0
-    neighbours = _neighbours(xt, xs)
+    neighbours = _neighbours(xt, xs, distance)
     ranks[np.arange(m)[:, None], neighbours] = np.arange(n)[None, :]
     # the hit of the point at each place, and a place n that stands for an empty slot (no hit to lose)
     hit_at = np.zeros((m, n + 1), dtype=np.float64)
