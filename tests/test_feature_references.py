@@ -209,3 +209,11 @@ def test_confidence_weighted_entropy_is_recognised_on_both_scales_each_read_its_
     planted = label_noise["label_quality"].planted
     assert planted is not None and planted.scores[0].orientation == "low_is_hard"
     assert all(f.auroc > 0.9 for f in planted.scores[0].figures if f.kind in ("uniform", "asymmetric", "adjacent"))
+
+
+def test_an_unnormalised_confidence_weighted_entropy_departs_and_keeps_the_ranking(label_noise) -> None:
+    sample = label_noise["entropy_ratio"]
+    assert sample.status == "ran_violates", sample.reason
+    (finding,) = sample.fidelity
+    assert (finding.matches, finding.verdict) == ("nats_over_self_confidence", "departure")
+    assert finding.worked is not None and finding.worked.severity == "rescales"

@@ -61,6 +61,9 @@ FORMULAS: dict[tuple[str, str], str] = {
     ("self_confidence", "in_sample_last_epoch"): "p_E(y | x) of the final model, which was trained on x",
     ("conf_agree", "max_mean_prob_train_mode"): "max_c mean_k p_k(c | x) over stochastic (dropout) passes k",
     ("conf_agree", "max_prob_eval_mode"): "max_c p(c | x) of one deterministic pass",
+    ("confidence_weighted_entropy", "entropy_over_self_confidence"): "r = H(p) / (log C · p(y)), H in nats",
+    ("confidence_weighted_entropy", "nats_over_self_confidence"): "H(p) / p(y), H in nats",
+    ("confidence_weighted_entropy", "cleanlab_quality"): "log(1 + r) / r, r = H(p) / (log C · p(y))",
 }
 
 # The expression each variant is known by in code, to find the lines that depart.

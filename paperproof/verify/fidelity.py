@@ -388,6 +388,9 @@ def paper_reference(case: FixtureCase, metric: str, series: Series | None = None
         return (name, found) if name and found is not None else None
 
     paper = next((v.name for v in VARIANTS.get(metric, ()) if v.paper), None)
+    departs_in_formula = matched and not next((v.driven for v in VARIANTS.get(metric, ()) if v.name == matched), True)
+    if paper is None and departs_in_formula:  # the paper's formula on the probabilities given (a driven variant):
+        paper = next((v.name for v in VARIANTS.get(metric, ()) if v.driven), None)  # what it is out of sample
     values = _variants(_case_key(case), series, _logits_dtype(case), per_epoch).get((metric, paper)) if paper else None
     if paper is None and not per_epoch:  # a metric of the model: its paper variant on the run the entry saw
         paper = next((v.name for v in run_references.MODEL_VARIANTS.get(metric, ()) if v.paper), None)

@@ -30,3 +30,10 @@ def label_quality(labels, pred_probs):
     """Label quality in (0, 1]: lower means more likely mislabelled."""
     r = cw_entropy(labels, pred_probs)
     return np.log(r + 1) / np.clip(r, 1e-6, None)
+
+
+def entropy_ratio(labels, pred_probs):
+    """Prediction entropy per unit of confidence in the given label."""
+    p = np.asarray(pred_probs, dtype=float)
+    ent = -(p * np.log(np.clip(p, 1e-300, None))).sum(1)
+    return ent / np.clip(p[np.arange(len(labels)), labels], 1e-6, None)

@@ -80,14 +80,15 @@ def prediction_margin(logits: ArrayLike, labels: ArrayLike, *, inputs: Inputs = 
 
 
 def confidence_weighted_entropy(logits: ArrayLike, labels: ArrayLike, *, inputs: Inputs = "logits",
-                                quality: bool = False) -> Tensor:
+                                quality: bool = False, normalised: bool = True) -> Tensor:
     """H(p) / (log C · p_y) of the last epoch's prediction (`quality`: cleanlab's log(1 + r) / r of it, with p_y
-    and r floored at 1e-6). One class: 0 (no uncertainty to weigh).
+    and r floored at 1e-6; not `normalised`: the entropy in nats, not over log C). One class: 0 (no uncertainty
+    to weigh).
 
     Direction: high = hard (a suspect label); `quality`: low = hard.
     """
     p, y = _last_probabilities(logits, labels, inputs)
     gold = p.gather(1, y.view(-1, 1)).squeeze(1)
-    entropy = predictive_entropy(p[None], y, inputs="probs", normalised=True)
+    entropy = predictive_entropy(p[None], y, inputs="probs", normalised=normalised)
     raw = entropy / gold.clamp_min(1e-6)
     return (raw + 1).log() / raw.clamp_min(1e-6) if quality else raw

@@ -449,6 +449,10 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
            "entropy", False, _IN_SAMPLE, confidence_weighted_entropy, driven=True),
         _v("confidence_weighted_entropy", "cleanlab_quality", "cleanlab's label-quality score, log(1 + r)/r of it",
            False, _IN_SAMPLE, confidence_weighted_entropy, driven=True, orientation="low_is_hard", quality=True),
+        _v("confidence_weighted_entropy", "nats_over_self_confidence", "the entropy in nats over the "
+           "self-confidence", False, "divides the entropy in nats by the self-confidence where the paper first "
+           "normalises it by log C (the ranking is the paper's; values are log C times larger and not comparable "
+           "across numbers of classes)", confidence_weighted_entropy, normalised=False),
     ),
     "prediction_margin": (
         _v("prediction_margin", "top_two_gap", "margin sampling (Scheffer et al.)", True, "", prediction_margin),
