@@ -34,6 +34,9 @@ def test_the_cases_features_and_labels_give_the_exact_values_at_every_k_and_thei
     assert {name for metric, name in found if metric == "knn_shapley"} == {
         f"{way}_k{k}" for way in ("mean", "sum", "cosine_mean", "cosine_sum") for k in R.NEIGHBOURS}
     np.testing.assert_allclose(found["knn_shapley", "cosine_mean_k3"], valuation.knn_shapley(x, y, x, y, 3, "cosine"))
+    np.testing.assert_allclose(found["soft_knn_shapley", "cosine_sum_k4"],
+                               12 * valuation.soft_knn_shapley(x, y, x, y, 4, "cosine"))
+    assert R.paper_of("soft_knn_shapley", "sum_k2") == "mean_k2"
     assert {name for metric, name in found if metric == "kdn"} == {
         f"{way}_k{k}" for way in ("others", "with_self") for k in R.NEIGHBOURS}  # every K below N = 12
     np.testing.assert_allclose(found["knn_shapley", "mean_k3"], valuation.knn_shapley(x, y, x, y, 3))

@@ -84,6 +84,24 @@ def test_knn_shapley_by_recursion_equals_data_shapley_enumerated_under_the_knn_u
                                rtol=0, atol=1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 8), m=st.integers(1, 3), k=st.integers(1, 7),
+       distance=st.sampled_from(["euclidean", "cosine"]))
+def test_soft_label_knn_shapley_in_closed_form_equals_data_shapley_enumerated(seed, n, m, k, distance):
+    x_train, y_train, x_test, y_test = _drawn(seed, n, m)
+    utility = V.soft_knn_utility(x_train, y_train, x_test, y_test, k, distance)
+    values = V.soft_knn_shapley(x_train, y_train, x_test, y_test, k, distance)
+    np.testing.assert_allclose(values, V.data_shapley(n, utility), rtol=0, atol=1e-12)
+    # efficiency: the values add up to what the whole set gains over a guess
+    np.testing.assert_allclose(values.sum(), utility(tuple(range(n))) - utility(()), atol=1e-12)
+
+
+def test_soft_label_knn_shapley_refuses_more_points_than_its_counts_hold():
+    many = V.MAX_SOFT + 1
+    with pytest.raises(ValueError, match=f"at most {V.MAX_SOFT} points, got {many}"):
+        V.soft_knn_shapley(np.zeros((many, 1)), np.zeros(many, dtype=int), np.zeros((1, 1)), [0], k=1)
+
+
 def test_cosine_neighbours_are_the_most_similar_in_direction_not_the_nearest():
     x_train = np.array([[10.0, 0.0], [0.1, 0.1]])  # far but along the test point; near but at 45 degrees
     y_train = np.array([0, 1])

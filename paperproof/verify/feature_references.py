@@ -45,6 +45,7 @@ ESTIMATOR = ("permutation sampling (Castro, Gómez, Tejada 2009; Ghorbani & Zou 
 NEIGHBOURS = tuple(range(1, 11))  # the K of a nearest-neighbour utility callers pick (the papers use 1 to 10)
 _JIA = "KNN-Shapley paper (Jia et al. 2019)"
 _SMITH = "kDN (Smith, Martinez, Giraud-Carrier 2014)"
+_WANG = "soft-label KNN-Shapley (Wang & Jia 2023)"
 
 
 _COSINE = "cosine_"  # the prefix of a variant whose neighbours are the most similar by cosine, not the nearest
@@ -52,16 +53,19 @@ _SUM = ("sums each training point's value over the test points where the paper a
         "paper's; the values grow with the test set)")
 
 
-def _knn_shapley(prefix: str, words: str) -> tuple[ModelVariant, ...]:
-    return (*(ModelVariant("knn_shapley", f"{prefix}mean_k{k}", f"{_JIA}, K = {k}{words}", True) for k in NEIGHBOURS),
-            *(ModelVariant("knn_shapley", f"{prefix}sum_k{k}", f"{_JIA}, K = {k}{words}, summed over the test points",
+def _knn_shapley(metric: str, paper: str, prefix: str, words: str) -> tuple[ModelVariant, ...]:
+    return (*(ModelVariant(metric, f"{prefix}mean_k{k}", f"{paper}, K = {k}{words}", True) for k in NEIGHBOURS),
+            *(ModelVariant(metric, f"{prefix}sum_k{k}", f"{paper}, K = {k}{words}, summed over the test points",
                            False, _SUM) for k in NEIGHBOURS))
 
 
+_BY_COSINE = ", neighbours by cosine similarity"
 FEATURE_VARIANTS: dict[str, tuple[ModelVariant, ...]] = {
     # The theorem holds for any distance: the nearest by Euclidean distance, or the most similar by cosine (what
     # code that embeds with a network often ranks by), are both the paper's.
-    "knn_shapley": (*_knn_shapley("", ""), *_knn_shapley(_COSINE, ", neighbours by cosine similarity")),
+    "knn_shapley": (*_knn_shapley("knn_shapley", _JIA, "", ""), *_knn_shapley("knn_shapley", _JIA, _COSINE, _BY_COSINE)),
+    "soft_knn_shapley": (*_knn_shapley("soft_knn_shapley", _WANG, "", ""),
+                         *_knn_shapley("soft_knn_shapley", _WANG, _COSINE, _BY_COSINE)),
     "kdn": (
         *(ModelVariant("kdn", f"others_k{k}", f"{_SMITH}, k = {k}", True) for k in NEIGHBOURS),
         *(ModelVariant("kdn", f"with_self_k{k}", f"{_SMITH}, k = {k}, the instance among its own neighbours", False,
@@ -117,10 +121,12 @@ def formula(metric: str, variant: str) -> str | None:
     way, _, k = variant.rpartition("_k")
     cosine = way.startswith(_COSINE)
     way = way.removeprefix(_COSINE)
-    if cosine and metric == "knn_shapley":
+    if cosine and metric in ("knn_shapley", "soft_knn_shapley"):
         k = f"{k}, neighbours by cosine similarity"
     return {("knn_shapley", "mean"): f"(1/M) Σ_t s_i(t), s by Jia et al.'s recursion at K = {k}",
             ("knn_shapley", "sum"): f"Σ_t s_i(t) over the M test points t, at K = {k}",
+            ("soft_knn_shapley", "mean"): f"(1/M) Σ_t s_i(t), s the Shapley value of the soft-label KNN at K = {k}",
+            ("soft_knn_shapley", "sum"): f"Σ_t s_i(t) over the M test points t, soft-label KNN at K = {k}",
             ("kdn", "others"): f"#{{j among the {k} nearest others of i : y_j ≠ y_i}} / {k}",
             ("kdn", "with_self"): f"#{{j among the {k} nearest of i, i itself first : y_j ≠ y_i}} / {k}"}.get((metric, way))
 
@@ -138,6 +144,10 @@ def _computed(serialised: str) -> tuple[tuple[tuple[str, str], np.ndarray], ...]
             mean = valuation.knn_shapley(x_train, y_train, x_test, y_test, k, distance)
             found.append((("knn_shapley", f"{prefix}mean_k{k}"), mean))
             found.append((("knn_shapley", f"{prefix}sum_k{k}"), mean * len(y_test)))
+            if len(y_train) <= valuation.MAX_SOFT:
+                soft = valuation.soft_knn_shapley(x_train, y_train, x_test, y_test, k, distance)
+                found.append((("soft_knn_shapley", f"{prefix}mean_k{k}"), soft))
+                found.append((("soft_knn_shapley", f"{prefix}sum_k{k}"), soft * len(y_test)))
         if k < len(y_train):  # k others to disagree
             found.append((("kdn", f"others_k{k}"), instance_hardness.kdn(x_train, y_train, k)))
             found.append((("kdn", f"with_self_k{k}"), instance_hardness.kdn(x_train, y_train, k, include_self=True)))

@@ -207,3 +207,74 @@ def knn_marginals(x_train, y_train, x_test, y_test, k: int, permutations: np.nda
         out[np.arange(len(order)), joining] = gain.mean(1)
         np.put_along_axis(kept, farthest[..., None], np.where(enters, place, pushed)[..., None], -1)
     return out
+
+
+def soft_knn_utility(x_train, y_train, x_test, y_test, k: int, distance: Distance = "euclidean") -> Utility:
+    """The soft-label K-nearest-neighbour classifier's probability of the right label on the test set, trained on
+    S: the share of the min(K, |S|) nearest in S with the test point's label; 1/C on the empty set (a guess among
+    the C classes the training labels name)."""
+    xt, yt, xs, ys = _points(x_train, y_train, x_test, y_test)
+    order, classes = _neighbours(xt, xs, distance), int(yt.max()) + 1
+
+    def utility(subset: tuple[int, ...]) -> float:
+        if not subset:
+            return 1.0 / classes
+        inside = np.zeros(len(yt), dtype=bool)
+        inside[list(subset)] = True
+        return float(np.mean([np.mean(yt[row[inside[row]][:k]] == label) for row, label in zip(order, ys)]))
+
+    return utility
+
+
+MAX_SOFT = 200  # the subset counts below stay finite in float64 to about this many points
+
+
+def soft_knn_shapley(x_train, y_train, x_test, y_test, k: int, distance: Distance = "euclidean") -> np.ndarray:
+    """Soft-label KNN-Shapley (Wang & Jia 2023, "A Note on 'Efficient Task-Specific Data Valuation for Nearest
+    Neighbor Algorithms'"): the exact Shapley value under `soft_knn_utility`, averaged over the test points.
+
+    The empty set's utility, 1/C, is the note's as we read it (a guess among C classes); the rest is its utility.
+    Computed here in closed form from the definition, O(M N² K), not by the note's recursion: for the point at
+    place r of a test point's ordering (A = r − 1 nearer, L = N − r farther) and a coalition S of size s, its
+    marginal is h_r − 1/C when s = 0; h_r/(s+1) − H_S/(s(s+1)) when 0 < s < K (it always joins the nearest); and,
+    when s ≥ K, (h_r − h_pushed)/K if fewer than K of S are nearer (the pushed one is the K-th nearest of S),
+    else 0. Summing over coalitions, Vandermonde's identity leaves Σ_q h_q C(q−2, K−1) F(N−q) for the pushed
+    points (q > r, F(u) = Σ_j w_{K+j} C(u, j)), w_s = 1 / (N C(N−1, s)) the Shapley weight of a coalition of
+    size s. The tests hold it equal to enumerating every coalition.
+    """
+    if k < 1:
+        raise ValueError(f"K must be at least 1, got {k}")
+    xt, yt, xs, ys = _points(x_train, y_train, x_test, y_test)
+    n = len(yt)
+    if n > MAX_SOFT:
+        raise ValueError(f"soft-label KNN-Shapley is computed here for at most {MAX_SOFT} points, got {n}")
+    classes = int(yt.max()) + 1
+    size = n + k + 1
+    comb = np.array([[math.comb(i, j) for j in range(size)] for i in range(size)], dtype=np.float64)
+    weight = 1.0 / (n * comb[n - 1, :n])  # w_s, s = 0 … N−1
+    # F(u) = Σ_j w_{K+j} C(u, j), for u = 0 … N−1 (the terms with K + j > N − 1 are no coalition: zero)
+    spill = np.zeros(n)
+    for u in range(n):
+        j = np.arange(u + 1)
+        inside = k + j <= n - 1
+        spill[u] = float(np.sum(weight[(k + j)[inside]] * comb[u, j[inside]]))
+    places = np.arange(1, n + 1)  # 1-based places, nearest first
+    pushed_weight = np.where(places >= 2, comb[np.maximum(places - 2, 0), k - 1], 0.0) * spill[n - places] / k
+    small = [s for s in range(1, min(k, n)) if s <= n - 1]  # 0 < s < K
+    values = np.zeros(n, dtype=np.float64)
+    for row, label in zip(_neighbours(xt, xs, distance), ys):
+        hit = (yt[row] == label).astype(np.float64)
+        total = hit.sum()
+        phi = weight[0] * (hit - 1.0 / classes)
+        for s in small:
+            phi += weight[s] * (comb[n - 1, s] * hit / (s + 1) - comb[n - 2, s - 1] * (total - hit) / (s * (s + 1)))
+        for r in range(1, n + 1):  # coalitions of K or more: joining the nearest K, or not
+            nearer, farther = r - 1, n - r
+            a = np.arange(min(k - 1, nearer) + 1)
+            joins = sum(comb[nearer, ai] * float(np.sum(weight[ai + np.arange(k - ai, farther + 1)]
+                                                        * comb[farther, np.arange(k - ai, farther + 1)]))
+                        for ai in a if k - ai <= farther)
+            behind = hit[r:] * pushed_weight[r:]  # the farther points q > r, each pushed out by it
+            phi[r - 1] += hit[r - 1] * joins / k - float(behind.sum())
+        values[row] += phi
+    return values / len(ys)

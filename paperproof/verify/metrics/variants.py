@@ -281,6 +281,15 @@ DEFINITIONS: dict[str, Definition] = {
         "neighbours is a departure.",
         "high_is_hard",
     ),
+    "soft_knn_shapley": Definition(
+        "Wang, Jia, arXiv 2023, \"A Note on 'Efficient Task-Specific Data Valuation for Nearest Neighbor "
+        "Algorithms'\"",
+        "The training point's exact Shapley value under the soft-label K-nearest-neighbour classifier's probability "
+        "of the right label (the share of the min(K, |S|) nearest in S with the test point's label; a guess among "
+        "the C classes on the empty set, as we read the note), averaged over the test points; a mislabelled point "
+        "takes a low or negative value.",
+        "low_is_hard",
+    ),
     "knn_shapley": Definition(
         "Jia, Dao, Wang, Hubis, Gurel, Li, Zhang, Spanos, Song, VLDB 2019, "
         '"Efficient Task-Specific Data Valuation for Nearest Neighbor Algorithms"',
