@@ -74,25 +74,19 @@ def _drawn(seed: int, n: int, m: int) -> tuple[np.ndarray, ...]:
     return rng.normal(size=(n, 2)), rng.integers(0, 2, size=n), rng.normal(size=(m, 2)), rng.integers(0, 2, size=m)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(2, 9), m=st.integers(1, 3), k=st.integers(1, 5),
-       distance=st.sampled_from(["euclidean", "cosine"]))
-def test_knn_shapley_by_recursion_equals_data_shapley_enumerated_under_the_knn_utility(seed, n, m, k, distance):
-    x_train, y_train, x_test, y_test = _drawn(seed, n, m)
-    utility = V.knn_utility(x_train, y_train, x_test, y_test, k, distance)
-    np.testing.assert_allclose(V.knn_shapley(x_train, y_train, x_test, y_test, k, distance), V.data_shapley(n, utility),
-                               rtol=0, atol=1e-12)
-
-
+@pytest.mark.parametrize("closed_form, utility_of", [(V.knn_shapley, V.knn_utility),
+                                                    (V.soft_knn_shapley, V.soft_knn_utility)])
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 8), m=st.integers(1, 3), k=st.integers(1, 7),
        distance=st.sampled_from(["euclidean", "cosine"]))
-def test_soft_label_knn_shapley_in_closed_form_equals_data_shapley_enumerated(seed, n, m, k, distance):
+def test_each_knn_shapley_equals_data_shapley_enumerated_under_its_utility(closed_form, utility_of, seed, n, m, k,
+                                                                           distance):
+    """Jia et al.'s recursion and the soft-label closed form, each against every coalition of its own utility."""
     x_train, y_train, x_test, y_test = _drawn(seed, n, m)
-    utility = V.soft_knn_utility(x_train, y_train, x_test, y_test, k, distance)
-    values = V.soft_knn_shapley(x_train, y_train, x_test, y_test, k, distance)
+    utility = utility_of(x_train, y_train, x_test, y_test, k, distance)
+    values = closed_form(x_train, y_train, x_test, y_test, k, distance)
     np.testing.assert_allclose(values, V.data_shapley(n, utility), rtol=0, atol=1e-12)
-    # efficiency: the values add up to what the whole set gains over a guess
+    # efficiency: the values add up to what the whole set gains over the empty one
     np.testing.assert_allclose(values.sum(), utility(tuple(range(n))) - utility(()), atol=1e-12)
 
 

@@ -2,12 +2,20 @@
 import numpy as np
 
 
-def _accumulate(x_train, y_train, x_test, y_test, K):
+def _by_distance(x_train, x):
+    return np.argsort(np.sqrt(((x_train - x) ** 2).sum(axis=1)), kind="stable")
+
+
+def _by_cosine(x_train, x):
+    unit = x_train / np.linalg.norm(x_train, axis=1, keepdims=True)
+    return np.argsort(-(unit @ (x / np.linalg.norm(x))), kind="stable")
+
+
+def _accumulate(x_train, y_train, x_test, y_test, K, rank=_by_distance):
     n = x_train.shape[0]
     total = np.zeros(n)
     for x, y in zip(x_test, y_test):
-        dist = np.sqrt(((x_train - x) ** 2).sum(axis=1))
-        order = np.argsort(dist, kind="stable")
+        order = rank(x_train, x)
         hit = (y_train[order] == y).astype(float)
         phi = np.zeros(n)
         phi[n - 1] = hit[n - 1] / n
@@ -61,15 +69,4 @@ def knn_values_sampled_total(x_train, y_train, x_test, y_test, K=3, n_perms=50, 
 
 def knn_values_cosine(x_train, y_train, x_val, y_val, K=5):
     """KNN-Shapley on embeddings, neighbours ranked by cosine similarity, accumulated over the validation set."""
-    n = x_train.shape[0]
-    unit = x_train / np.linalg.norm(x_train, axis=1, keepdims=True)
-    total = np.zeros(n)
-    for x, y in zip(x_val, y_val):
-        order = np.argsort(-(unit @ (x / np.linalg.norm(x))), kind="stable")
-        hit = (y_train[order] == y).astype(float)
-        phi = np.zeros(n)
-        phi[n - 1] = hit[n - 1] / n
-        for j in range(n - 2, -1, -1):
-            phi[j] = phi[j + 1] + (hit[j] - hit[j + 1]) / K * min(K, j + 1) / (j + 1)
-        total[order] += phi
-    return total
+    return _accumulate(x_train, y_train, x_val, y_val, K, rank=_by_cosine)
