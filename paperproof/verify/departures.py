@@ -24,6 +24,7 @@ from paperproof.catalogue.sample import Departure, Fidelity
 from paperproof.fixtures.values import softmax
 from paperproof.verify import feature_references
 from paperproof.verify.fidelity import ATOL, PER_EPOCH, RTOL, case_logits, channels, orientation, paper_reference
+from paperproof.verify.metrics import instance_hardness
 from paperproof.verify.rank_correlation import midranks, spearman
 
 # (metric, variant) -> the formula, for sample i with gold label y, p_e its probabilities at epoch e.
@@ -213,10 +214,7 @@ def _worked(finding: Fidelity, case: FixtureCase, i: int, paper: float, code: fl
     if valued is not None and metric == "kdn":  # an instance among its neighbours: their labels, nearest first
         x_train, y_train, _, _ = valued
         gold, k = int(y_train[i]), int(variant.rpartition("_k")[2])
-        distances = np.linalg.norm(np.asarray(x_train, dtype=np.float64).reshape(len(y_train), -1)
-                                   - np.asarray(x_train, dtype=np.float64).reshape(len(y_train), -1)[i], axis=1)
-        distances[i] = np.inf
-        nearest = [int(y_train[j]) for j in np.argsort(distances, kind="stable")[:k]]
+        nearest = [int(y_train[j]) for j in instance_hardness.neighbours(x_train, k)[i]]
         inputs = f"instance {i}, label {gold}, the labels of its {k} nearest other instances {nearest}"
         return gold, inputs, f"{inputs} (case {case.case_id}): {both}"
     if valued is not None:  # a training point's value: its label, and the test set it was valued on

@@ -184,7 +184,7 @@ def estimated(case: FixtureCase, values: np.ndarray, atol: float, rtol: float) -
         return []
     values = np.asarray(values, dtype=np.float64).reshape(-1)
     n, tests = len(found_points[1]), len(found_points[3])
-    z = bound(n)
+    z, serialised = bound(n), case.model_dump_json()
     found = []
     for (metric, name), reference in exact.items():
         if reference.shape != values.shape or not np.isfinite(values).all():
@@ -197,7 +197,7 @@ def estimated(case: FixtureCase, values: np.ndarray, atol: float, rtol: float) -
             continue  # equal within floating point: the exact variant, not an estimate of it
         if (error > z * scale / (k * FLOOR ** 0.5)).any():
             continue  # a marginal lies in [−1/K, 1/K], so σ ≤ 1/K: no budget of FLOOR orderings reaches this error
-        spread = _spread(case.model_dump_json(), k, way.startswith(_COSINE)) * scale
+        spread = _spread(serialised, k, way.startswith(_COSINE)) * scale
         if (error[spread == 0] > 0).any():
             continue  # a point every ordering values alike, and the output does not
         varies = spread > 0

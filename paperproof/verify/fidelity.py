@@ -332,14 +332,14 @@ def _estimate(name: str, outputs: dict[str, tuple[float, ...]], compared: list[F
     metric, matched = chosen
     variant = found[chosen]
     held = [agreed[case][chosen] for case in agreed if chosen in agreed[case]]
-    budget = min(a.budget for a in held)
+    budget = int(min(min(a.budget for a in held), 10 ** 9))
     rhos = [a.rho for a in held if a.rho is not None]
     estimate = Estimate(
-        estimator=feature_references.ESTIMATOR, budget=int(min(budget, 10 ** 9)), error=max(a.error for a in held),
+        estimator=feature_references.ESTIMATOR, budget=budget, error=max(a.error for a in held),
         rank_correlation=min(rhos) if rhos else None,
         tolerance=(f"an estimate of T orderings errs at point i by a normal error of spread σᵢ/√T (σᵢ: the spread of "
                    f"point i's marginal contribution over {feature_references.SPREAD_ORDERINGS:,} random orderings "
-                   f"of the case); the output's errors are likeliest at T = {int(min(budget, 10 ** 9)):,} (the "
+                   f"of the case); the output's errors are likeliest at T = {budget:,} (the "
                    f"fewest over the cases), and every one lies within z·σᵢ/√T, z {min(a.bound for a in held):.2f} "
                    f"to {max(a.bound for a in held):.2f}, the normal quantile that a faithful estimate exceeds at "
                    f"some point with probability {feature_references.ALPHA}; an estimate is judged from "
@@ -387,10 +387,10 @@ def paper_reference(case: FixtureCase, metric: str, series: Series | None = None
         found = feature_references.feature_variants(case).get((metric, name)) if name and not per_epoch else None
         return (name, found) if name and found is not None else None
 
-    paper = next((v.name for v in VARIANTS.get(metric, ()) if v.paper), None)
-    departs_in_formula = matched and not next((v.driven for v in VARIANTS.get(metric, ()) if v.name == matched), True)
-    if paper is None and departs_in_formula:  # the paper's formula on the probabilities given (a driven variant):
-        paper = next((v.name for v in VARIANTS.get(metric, ()) if v.driven), None)  # what it is out of sample
+    variants = VARIANTS.get(metric, ())
+    paper = next((v.name for v in variants if v.paper), None)
+    if paper is None and any(v.name == matched and not v.driven for v in variants):  # departs in its formula:
+        paper = next((v.name for v in variants if v.driven), None)  # the paper's on the probabilities given
     values = _variants(_case_key(case), series, _logits_dtype(case), per_epoch).get((metric, paper)) if paper else None
     if paper is None and not per_epoch:  # a metric of the model: its paper variant on the run the entry saw
         paper = next((v.name for v in run_references.MODEL_VARIANTS.get(metric, ()) if v.paper), None)

@@ -21,20 +21,22 @@ from __future__ import annotations
 import numpy as np
 
 
+def neighbours(features, k: int, include_self: bool = False) -> np.ndarray:
+    """[N, k] the indices of each instance's k nearest other instances, nearest first (Euclidean; ties by index;
+    `include_self`: the instance first among them, even where another point coincides)."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    x = np.asarray(features, dtype=np.float64)
+    x = x.reshape(len(x), -1)
+    distances = np.linalg.norm(x[:, None, :] - x[None, :, :], axis=-1)
+    np.fill_diagonal(distances, -1.0 if include_self else np.inf)
+    return np.argsort(distances, axis=1, kind="stable")[:, :k]
+
+
 def kdn(features, labels, k: int, include_self: bool = False) -> np.ndarray:
     """kDN of every instance: the share of its k nearest other instances with another label (`include_self`:
     of the k nearest counting itself, the departure)."""
-    x = np.asarray(features, dtype=np.float64)
     y = np.asarray(labels).reshape(-1)
-    x = x.reshape(len(x), -1)
-    if len(x) != len(y):
-        raise ValueError(f"features and labels differ in length: {len(x)} and {len(y)}")
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    distances = np.linalg.norm(x[:, None, :] - x[None, :, :], axis=-1)
-    if not include_self:
-        np.fill_diagonal(distances, np.inf)  # x is not its own neighbour
-    else:
-        np.fill_diagonal(distances, -1.0)  # x first among its neighbours, even where another point coincides
-    nearest = np.argsort(distances, axis=1, kind="stable")[:, :k]
-    return (y[nearest] != y[:, None]).sum(axis=1) / k
+    if len(features) != len(y):
+        raise ValueError(f"features and labels differ in length: {len(features)} and {len(y)}")
+    return (y[neighbours(features, k, include_self)] != y[:, None]).sum(axis=1) / k

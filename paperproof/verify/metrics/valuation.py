@@ -260,21 +260,21 @@ def soft_knn_shapley(x_train, y_train, x_test, y_test, k: int, distance: Distanc
         spill[u] = float(np.sum(weight[(k + j)[inside]] * comb[u, j[inside]]))
     places = np.arange(1, n + 1)  # 1-based places, nearest first
     pushed_weight = np.where(places >= 2, comb[np.maximum(places - 2, 0), k - 1], 0.0) * spill[n - places] / k
-    small = [s for s in range(1, min(k, n)) if s <= n - 1]  # 0 < s < K
+    # Σ_{s ≥ K} w_s · #{S of size s with fewer than K nearer}, for the point at each place: no test point's labels
+    joins = np.zeros(n)
+    for r in range(1, n + 1):
+        nearer, farther = r - 1, n - r
+        for a in range(min(k - 1, nearer) + 1):
+            b = np.arange(k - a, farther + 1)  # the farther members, at least K − a so that S has K or more
+            joins[r - 1] += comb[nearer, a] * float(np.sum(weight[a + b] * comb[farther, b]))
     values = np.zeros(n, dtype=np.float64)
     for row, label in zip(_neighbours(xt, xs, distance), ys):
         hit = (yt[row] == label).astype(np.float64)
         total = hit.sum()
         phi = weight[0] * (hit - 1.0 / classes)
-        for s in small:
+        for s in range(1, min(k, n)):  # 0 < s < K: it always joins the nearest
             phi += weight[s] * (comb[n - 1, s] * hit / (s + 1) - comb[n - 2, s - 1] * (total - hit) / (s * (s + 1)))
-        for r in range(1, n + 1):  # coalitions of K or more: joining the nearest K, or not
-            nearer, farther = r - 1, n - r
-            a = np.arange(min(k - 1, nearer) + 1)
-            joins = sum(comb[nearer, ai] * float(np.sum(weight[ai + np.arange(k - ai, farther + 1)]
-                                                        * comb[farther, np.arange(k - ai, farther + 1)]))
-                        for ai in a if k - ai <= farther)
-            behind = hit[r:] * pushed_weight[r:]  # the farther points q > r, each pushed out by it
-            phi[r - 1] += hit[r - 1] * joins / k - float(behind.sum())
-        values[row] += phi
+        pushed = hit * pushed_weight  # each farther point q > r, pushed out by the point at place r
+        behind = np.concatenate([np.cumsum(pushed[::-1])[::-1][1:], [0.0]])
+        values[row] += phi + hit * joins / k - behind
     return values / len(ys)
